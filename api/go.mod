@@ -1,0 +1,3 @@
+module github.com/tidemark/tidemark/api
+
+go 1.26.8

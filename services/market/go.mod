@@ -1,0 +1,3 @@
+module github.com/tidemark/tidemark/services/market
+
+go 1.26.8
