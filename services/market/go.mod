@@ -1,3 +1,13 @@
 module github.com/tidemark/tidemark/services/market
 
 go 1.26.8
+
+require (
+	github.com/tidemark/tidemark/api v0.0.0
+	github.com/tidemark/tidemark/platform v0.0.0
+)
+
+replace (
+	github.com/tidemark/tidemark/api => ../../api
+	github.com/tidemark/tidemark/platform => ../../platform
+)

@@ -1,0 +1,200 @@
+package market
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Resolution is a candle width as the API names it: minutes (1, 5, 15, 60, 240) or D, W, M.
+type Resolution string
+
+// Resolutions lists every resolution the service builds, in ascending width.
+func Resolutions() []Resolution {
+	return []Resolution{"1", "5", "15", "60", "240", "D", "W", "M"}
+}
+
+// ParseResolution accepts exactly the API's path values.
+func ParseResolution(s string) (Resolution, error) {
+	for _, r := range Resolutions() {
+		if string(r) == s {
+			return r, nil
+		}
+	}
+	return "", fmt.Errorf("resolution must be one of 1, 5, 15, 60, 240, D, W, M")
+}
+
+// fixedSeconds is the width of the resolutions that have one; D is fixed too (UTC days have no
+// leap seconds in unix time). W and M are calendar-aligned and stepped with time arithmetic.
+func (r Resolution) fixedSeconds() int64 {
+	switch r {
+	case "1":
+		return 60
+	case "5":
+		return 300
+	case "15":
+		return 900
+	case "60":
+		return 3600
+	case "240":
+		return 14400
+	case "D":
+		return 86400
+	}
+	return 0
+}
+
+// Floor returns the start of the bucket holding ts. Weeks start on Monday 00:00 UTC (ISO weeks, as
+// traders read weekly charts), months on the 1st 00:00 UTC.
+func (r Resolution) Floor(ts int64) int64 {
+	if s := r.fixedSeconds(); s > 0 {
+		return floorDiv(ts, s) * s
+	}
+	t := time.Unix(ts, 0).UTC()
+	switch r {
+	case "W":
+		day := floorDiv(ts, 86400) * 86400
+		// Unix day 0 was a Thursday: Monday is 3 days earlier in the cycle.
+		offset := (int64(t.Weekday()) + 6) % 7
+		return day - offset*86400
+	case "M":
+		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC).Unix()
+	}
+	panic("market: unknown resolution " + string(r))
+}
+
+// Step moves a bucket start n buckets forward (n < 0: backward).
+func (r Resolution) Step(start int64, n int) int64 {
+	if s := r.fixedSeconds(); s > 0 {
+		return start + int64(n)*s
+	}
+	switch r {
+	case "W":
+		return start + int64(n)*7*86400
+	case "M":
+		return time.Unix(start, 0).UTC().AddDate(0, n, 0).Unix()
+	}
+	panic("market: unknown resolution " + string(r))
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+// Bucket is what the store keeps per traded bucket: the aggregate of its fills. Opens are not stored
+// because they are the previous bucket's close, so a late fill that moves a close moves the next open
+// without a rewrite.
+type Bucket struct {
+	Ts               int64
+	FillFirst        float64 // price of the bucket's first fill, the open of a market's first bucket
+	FillHigh         float64
+	FillLow          float64
+	FillClose        float64
+	OracleFirst      float64
+	OracleHigh       float64
+	OracleLow        float64
+	OracleClose      float64
+	QuoteVolume      float64
+	BaseVolume       float64
+	LastTradeTs      int64
+	LastFillRecordID string
+}
+
+// Candle is the REST candle record.
+type Candle struct {
+	Ts          int64   `json:"ts"`
+	FillOpen    float64 `json:"fillOpen"`
+	FillHigh    float64 `json:"fillHigh"`
+	FillClose   float64 `json:"fillClose"`
+	FillLow     float64 `json:"fillLow"`
+	OracleOpen  float64 `json:"oracleOpen"`
+	OracleHigh  float64 `json:"oracleHigh"`
+	OracleClose float64 `json:"oracleClose"`
+	OracleLow   float64 `json:"oracleLow"`
+	QuoteVolume float64 `json:"quoteVolume"`
+	BaseVolume  float64 `json:"baseVolume"`
+}
+
+// CandleOf turns a stored bucket into a candle opening at the previous bucket's close (prev nil: at
+// its own first fill). High and low include the open so that the bar always contains it.
+func CandleOf(b Bucket, prev *Bucket) Candle {
+	fo, oo := b.FillFirst, b.OracleFirst
+	if prev != nil {
+		fo, oo = prev.FillClose, prev.OracleClose
+	}
+	return Candle{
+		Ts:          b.Ts,
+		FillOpen:    fo,
+		FillHigh:    math.Max(b.FillHigh, fo),
+		FillClose:   b.FillClose,
+		FillLow:     math.Min(b.FillLow, fo),
+		OracleOpen:  oo,
+		OracleHigh:  math.Max(b.OracleHigh, oo),
+		OracleClose: b.OracleClose,
+		OracleLow:   math.Min(b.OracleLow, oo),
+		QuoteVolume: b.QuoteVolume,
+		BaseVolume:  b.BaseVolume,
+	}
+}
+
+// flat is a bucket without trades: it carries the previous close with zero volume.
+func flat(ts int64, prev *Bucket) Candle {
+	return Candle{
+		Ts: ts, FillOpen: prev.FillClose, FillHigh: prev.FillClose, FillClose: prev.FillClose, FillLow: prev.FillClose,
+		OracleOpen: prev.OracleClose, OracleHigh: prev.OracleClose, OracleClose: prev.OracleClose, OracleLow: prev.OracleClose,
+	}
+}
+
+// CandleWindow is the bucket range one candles request covers.
+type CandleWindow struct {
+	Lo, Hi     int64 // first and last bucket start, inclusive
+	Descending bool  // records newest first (startTs after endTs, as the protocol's API reads them)
+}
+
+// Window resolves a request's startTs, endTs and limit into at most limit buckets. The range runs
+// from startTs towards endTs: backwards when startTs > endTs, which is how the protocol's existing API
+// is called, forwards otherwise. Buckets after now's bucket are never produced.
+func Window(r Resolution, startTs, endTs int64, limit int, now time.Time) CandleWindow {
+	nowBucket := r.Floor(now.Unix())
+	if startTs > endTs {
+		hi := min(r.Floor(startTs), nowBucket)
+		lo := max(r.Step(hi, -(limit-1)), r.Floor(endTs))
+		return CandleWindow{Lo: lo, Hi: hi, Descending: true}
+	}
+	lo := r.Floor(startTs)
+	hi := min(r.Floor(endTs), r.Step(lo, limit-1), nowBucket)
+	return CandleWindow{Lo: lo, Hi: hi}
+}
+
+// Assemble lays out every bucket of w in ascending order from the stored (traded) buckets, carrying the
+// previous close through buckets without trades. Buckets before a market's first trade are omitted.
+// stored must be ascending and within [w.Lo, w.Hi]; before is the last stored bucket before w.Lo.
+func Assemble(r Resolution, w CandleWindow, stored []Bucket, before *Bucket) []Candle {
+	if w.Hi < w.Lo {
+		return []Candle{}
+	}
+	out := make([]Candle, 0, min(len(stored)*2+16, 1000))
+	prev := before
+	i := 0
+	for ts := w.Lo; ts <= w.Hi; ts = r.Step(ts, 1) {
+		if i < len(stored) && stored[i].Ts == ts {
+			out = append(out, CandleOf(stored[i], prev))
+			prev = &stored[i]
+			i++
+			continue
+		}
+		if prev != nil {
+			out = append(out, flat(ts, prev))
+		}
+	}
+	if w.Descending {
+		for a, b := 0, len(out)-1; a < b; a, b = a+1, b-1 {
+			out[a], out[b] = out[b], out[a]
+		}
+	}
+	return out
+}

@@ -1,0 +1,65 @@
+// Command market serves the Market tag: it consumes protocol fills, funding rates, insurance-fund,
+// IF-stake, swap and deposit topics into the market schema and answers /market/... over REST.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/tidemark/tidemark/platform/app"
+	"github.com/tidemark/tidemark/platform/kafka"
+	"github.com/tidemark/tidemark/platform/pg"
+	"github.com/tidemark/tidemark/platform/telemetry"
+	"github.com/tidemark/tidemark/services/market/service"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "market:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	cfg, err := app.ConfigFromEnv("market")
+	if err != nil {
+		return err
+	}
+	logger := telemetry.NewLogger(os.Stderr, cfg.LogLevel, cfg.Service)
+	tracing, err := telemetry.NewTracing(ctx, cfg.Service, cfg.OTLPEndpoint)
+	if err != nil {
+		return err
+	}
+	defer tracing.Shutdown(context.Background())
+	reg := telemetry.NewRegistry()
+
+	pool, err := pg.Open(ctx, cfg.PGURL, 16)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+
+	svc, err := service.New(ctx, service.Config{}, service.Deps{
+		Pool: pool, Kafka: kafka.Config{Brokers: cfg.KafkaBrokers, ClientID: cfg.Service},
+		Logger: logger, Registerer: reg, TracerProvider: tracing.Provider, PageKey: cfg.PageKey,
+	})
+	if err != nil {
+		return err
+	}
+	var g app.Group
+	g.Add("consumer", svc.Run)
+	g.Add("public", func(ctx context.Context) error {
+		return app.Serve(ctx, cfg.PublicAddr, svc.Handler(), cfg.ShutdownTimeout, logger)
+	})
+	g.Add("internal", func(ctx context.Context) error {
+		return app.Serve(ctx, cfg.InternalAddr, app.InternalMux(reg, svc.Ready), cfg.ShutdownTimeout, logger)
+	})
+	logger.Info("market service starting", "public", cfg.PublicAddr, "internal", cfg.InternalAddr)
+	return g.Run(ctx)
+}

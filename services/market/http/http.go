@@ -1,0 +1,226 @@
+// Package http serves the Market tag's routes over a market.Store.
+package http
+
+import (
+	"encoding/json"
+	"fmt"
+	nethttp "net/http"
+	"time"
+
+	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/platform/httpapi"
+	"github.com/tidemark/tidemark/services/market"
+)
+
+// CandleMinTs is the earliest startTs/endTs the candles route accepts (the spec's minimum).
+const CandleMinTs = 1668470400
+
+// Routes registers every Market route on api.
+func Routes(api *httpapi.API, store market.Store, now func() time.Time) {
+	h := &handlers{api: api, store: store, now: now}
+	type list struct {
+		series   market.Series
+		def, max int64 // limit query parameter; max 0: fixed page of 20, no limit parameter
+		allowed  func(market.Market) error
+	}
+	lists := []list{
+		{market.Trades, 20, 50, anyMarket},
+		{market.Predictions, 20, 0, predictionMarket},
+		{market.FundingRates, 20, 750, perpMarket},
+		{market.InsuranceFund, 20, 0, spotMarket},
+		{market.InsuranceFundStake, 20, 0, spotMarket},
+		{market.Swaps, 20, 0, spotMarket},
+		{market.Deposits, 20, 0, spotMarket},
+		{market.Rewards, 20, 0, spotMarket},
+	}
+	rolling := httpapi.CacheControl("public, max-age=2")
+	for _, l := range lists {
+		base := "/market/{symbol}/" + string(l.series)
+		api.Handle(nethttp.MethodGet, base, h.rolling(l.series, l.def, l.max, l.allowed), rolling)
+		api.Handle(nethttp.MethodGet, base+"/{year}/{month}/{day}", h.dated(l.series, l.allowed), httpapi.CacheControl("public, max-age=30"))
+	}
+	api.Handle(nethttp.MethodGet, "/market/{symbol}/candles/{resolution}", h.candles, rolling)
+}
+
+type handlers struct {
+	api   *httpapi.API
+	store market.Store
+	now   func() time.Time
+}
+
+func anyMarket(market.Market) error { return nil }
+
+func predictionMarket(m market.Market) error {
+	if m.Filter != string(events.FilterPrediction) {
+		return httpapi.Errorf(httpapi.NotFound, "%s is not a prediction market", m.Symbol)
+	}
+	return nil
+}
+
+func perpMarket(m market.Market) error {
+	if m.Type != string(events.Perp) {
+		return httpapi.Errorf(httpapi.NotFound, "%s is not a perp market", m.Symbol)
+	}
+	return nil
+}
+
+func spotMarket(m market.Market) error {
+	if m.Type != string(events.Spot) {
+		return httpapi.Errorf(httpapi.NotFound, "%s is not a spot market", m.Symbol)
+	}
+	return nil
+}
+
+func (h *handlers) market(r *nethttp.Request, allowed func(market.Market) error) (market.Market, error) {
+	m, err := h.store.Market(r.Context(), httpapi.PathVar(r, "symbol"))
+	if err != nil {
+		return market.Market{}, err
+	}
+	return m, allowed(m)
+}
+
+func (h *handlers) rolling(s market.Series, def, max int64, allowed func(market.Market) error) httpapi.Func {
+	return func(r *nethttp.Request) (any, error) {
+		limit := def
+		if max > 0 {
+			var err error
+			if limit, err = httpapi.QueryInt(r, "limit", def, 1, max); err != nil {
+				return nil, err
+			}
+		}
+		m, err := h.market(r, allowed)
+		if err != nil {
+			return nil, err
+		}
+		scope := "market/" + m.Symbol + "/" + string(s)
+		q := market.RollingQuery{
+			Series: s, Symbol: m.Symbol, Limit: int(limit) + 1,
+			Since: h.now().Add(-httpapi.RollingWindow).Unix(),
+		}
+		if tok := r.URL.Query().Get("page"); tok != "" {
+			var c market.Cursor
+			if err := h.api.DecodeCursor(scope, tok, &c); err != nil {
+				return nil, err
+			}
+			q.After = &c
+		}
+		rows, err := h.store.Rolling(r.Context(), q)
+		if err != nil {
+			return nil, err
+		}
+		var next *string
+		if len(rows) > int(limit) {
+			rows = rows[:limit]
+			tok := h.api.EncodeCursor(scope, rows[len(rows)-1].Cursor)
+			next = &tok
+		}
+		return rawList{records: rows, meta: httpapi.RollingMeta{NextPage: next}}, nil
+	}
+}
+
+func (h *handlers) dated(s market.Series, allowed func(market.Market) error) httpapi.Func {
+	return func(r *nethttp.Request) (any, error) {
+		now := h.now()
+		start, end, label, err := httpapi.ParseDatedPath(r, now, true)
+		if err != nil {
+			return nil, err
+		}
+		page, err := httpapi.DatedPage(r)
+		if err != nil {
+			return nil, err
+		}
+		format, err := httpapi.Format(r)
+		if err != nil {
+			return nil, err
+		}
+		m, err := h.market(r, allowed)
+		if err != nil {
+			return nil, err
+		}
+		rows, total, err := h.store.Dated(r.Context(), market.DatedQuery{
+			Series: s, Symbol: m.Symbol, Start: start, End: end,
+			Offset: (page - 1) * httpapi.DatedPageSize, Limit: httpapi.DatedPageSize,
+		})
+		if err != nil {
+			return nil, err
+		}
+		if format == "csv" {
+			return csvOf(s, httpapi.CSVFilename("market", m.Symbol, string(s), label), rows)
+		}
+		return rawList{records: rows, meta: httpapi.NewDatedMeta(total, page, len(rows), end > now.Unix())}, nil
+	}
+}
+
+func (h *handlers) candles(r *nethttp.Request) (any, error) {
+	res, err := market.ParseResolution(httpapi.PathVar(r, "resolution"))
+	if err != nil {
+		return nil, httpapi.Errorf(httpapi.Invalid, "%s", err.Error())
+	}
+	now := h.now()
+	// Without a range the newest candles are returned, newest first, as the protocol's API does.
+	startTs, err := httpapi.QueryInt(r, "startTs", now.Unix(), CandleMinTs, 1<<40)
+	if err != nil {
+		return nil, err
+	}
+	endTs, err := httpapi.QueryInt(r, "endTs", CandleMinTs, CandleMinTs, 1<<40)
+	if err != nil {
+		return nil, err
+	}
+	limit, err := httpapi.QueryInt(r, "limit", 100, 1, 1000)
+	if err != nil {
+		return nil, err
+	}
+	m, err := h.market(r, anyMarket)
+	if err != nil {
+		return nil, err
+	}
+	w := market.Window(res, startTs, endTs, int(limit), now)
+	if w.Hi < w.Lo {
+		return candleList{Success: true, Records: []market.Candle{}}, nil
+	}
+	stored, before, err := h.store.Candles(r.Context(), m.Symbol, res, w.Lo, w.Hi)
+	if err != nil {
+		return nil, err
+	}
+	return candleList{Success: true, Records: market.Assemble(res, w, stored, before)}, nil
+}
+
+// candleList is the candles envelope: the spec gives it no meta.
+type candleList struct {
+	Success bool            `json:"success"`
+	Records []market.Candle `json:"records"`
+}
+
+// csvOf renders stored records as CSV in their record type's fixed column order.
+func csvOf(s market.Series, filename string, rows []market.Row) (*httpapi.CSV, error) {
+	switch s {
+	case market.Trades, market.Predictions:
+		return csvRows[events.Fill](filename, rows)
+	case market.FundingRates:
+		return csvRows[events.FundingRate](filename, rows)
+	case market.InsuranceFund:
+		return csvRows[events.InsuranceFund](filename, rows)
+	case market.InsuranceFundStake:
+		return csvRows[events.IFStake](filename, rows)
+	case market.Swaps:
+		return csvRows[events.Swap](filename, rows)
+	case market.Deposits, market.Rewards:
+		return csvRows[events.Deposit](filename, rows)
+	}
+	return nil, fmt.Errorf("no CSV layout for %s", s)
+}
+
+func csvRows[T any, P interface {
+	*T
+	events.CSVRecord
+}](filename string, rows []market.Row) (*httpapi.CSV, error) {
+	out := &httpapi.CSV{Filename: filename, Header: P(new(T)).CSVHeader(), Rows: make([][]string, 0, len(rows))}
+	for _, row := range rows {
+		rec := P(new(T))
+		if err := json.Unmarshal(row.Record, rec); err != nil {
+			return nil, fmt.Errorf("decode stored record %s/%d: %w", row.TxSig, row.TxSigIndex, err)
+		}
+		out.Rows = append(out.Rows, rec.CSVRow())
+	}
+	return out, nil
+}

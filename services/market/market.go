@@ -1,0 +1,78 @@
+// Package market is the Market tag: per-market history keyed by symbol (trades, predictions, funding
+// rates, insurance-fund flows, IF stakes, swaps, deposits, rewards) and OHLC candles built from fills.
+//
+// This package holds the domain: the series the API serves, candle arithmetic and the store contract.
+// postgres/ implements the store and the ingest sinks, http/ the routes, service/ wires them together.
+package market
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Series names one list the API serves for a market. Each maps to one table and filter in the store.
+type Series string
+
+const (
+	Trades             Series = "trades"
+	Predictions        Series = "predictions"
+	FundingRates       Series = "fundingRates"
+	InsuranceFund      Series = "insuranceFund"
+	InsuranceFundStake Series = "insuranceFundStake"
+	Swaps              Series = "swaps"
+	Deposits           Series = "deposits"
+	Rewards            Series = "rewards"
+)
+
+// Market is one entry of the catalogue the service learns from the events it ingests.
+type Market struct {
+	Symbol string
+	Index  int
+	Type   string // perp | spot
+	Filter string // perp | spot | prediction
+}
+
+// Cursor is the keyset position of a record: series are ordered by (ts, txSig, txSigIndex).
+type Cursor struct {
+	Ts         int64  `json:"t"`
+	TxSig      string `json:"s"`
+	TxSigIndex int    `json:"i"`
+}
+
+// Row is one stored record: its position and its API JSON, kept verbatim so reads never re-encode.
+type Row struct {
+	Cursor
+	Record json.RawMessage
+}
+
+// RollingQuery selects the newest records of a series: ts >= Since, strictly before After when set,
+// newest first, at most Limit.
+type RollingQuery struct {
+	Series Series
+	Symbol string
+	Since  int64
+	After  *Cursor
+	Limit  int
+}
+
+// DatedQuery selects one page of a series over [Start, End), oldest first.
+type DatedQuery struct {
+	Series     Series
+	Symbol     string
+	Start, End int64
+	Offset     int
+	Limit      int
+}
+
+// Store reads what the ingest wrote. Implementations are safe for concurrent use.
+type Store interface {
+	// Market returns the catalogue entry for symbol, or an httpapi NotFound error.
+	Market(ctx context.Context, symbol string) (Market, error)
+	// Rolling returns rows newest first.
+	Rolling(ctx context.Context, q RollingQuery) ([]Row, error)
+	// Dated returns one page oldest first and the number of records in the whole range.
+	Dated(ctx context.Context, q DatedQuery) (rows []Row, total int, err error)
+	// Candles returns the stored (traded) buckets of symbol at res with lo <= ts <= hi in ascending
+	// order, plus the last stored bucket before lo (nil if none) so that gaps and opens can be carried.
+	Candles(ctx context.Context, symbol string, res Resolution, lo, hi int64) (stored []Bucket, before *Bucket, err error)
+}

@@ -1,0 +1,366 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/platform/ingest"
+	"github.com/tidemark/tidemark/platform/outbox"
+	"github.com/tidemark/tidemark/services/market"
+)
+
+// Ingest writes the topics the market service consumes into its schema.
+type Ingest struct {
+	schema string
+	now    func() time.Time
+	// EdgeWindow bounds which candle changes are published to edge.candles: only buckets touched by
+	// fills newer than now-EdgeWindow. Backfilled history would otherwise flood the WebSocket edge with
+	// changes no live chart shows.
+	edgeWindow time.Duration
+}
+
+// NewIngest writes into schema.
+func NewIngest(schema string, edgeWindow time.Duration, now func() time.Time) *Ingest {
+	return &Ingest{schema: schema, now: now, edgeWindow: edgeWindow}
+}
+
+// Sinks returns one sink per consumed topic.
+func (in *Ingest) Sinks() []ingest.Sink {
+	return []ingest.Sink{
+		ingest.NewSink(events.TopicFills, decode[*events.Fill], in.writeFills),
+		ingest.NewSink(events.TopicFundingRates, decode[*events.FundingRate], in.writeFundingRates),
+		ingest.NewSink(events.TopicInsuranceFund, decode[*events.InsuranceFund], in.writeInsuranceFund),
+		ingest.NewSink(events.TopicIFStakes, decode[*events.IFStake], in.writeIFStakes),
+		ingest.NewSink(events.TopicSwaps, decode[*events.Swap], in.writeSwaps),
+		ingest.NewSink(events.TopicDeposits, decode[*events.Deposit], in.writeDeposits),
+	}
+}
+
+// decode is strict (events.Decode) and checks the topic carries the record type the sink expects.
+func decode[T events.Record](topic string) func([]byte) (T, error) {
+	return func(b []byte) (T, error) {
+		var zero T
+		r, err := events.Decode(topic, b)
+		if err != nil {
+			return zero, err
+		}
+		t, ok := r.(T)
+		if !ok {
+			return zero, fmt.Errorf("topic %s carries %T, not %T", topic, r, zero)
+		}
+		return t, nil
+	}
+}
+
+// marshal re-encodes a record as the API emits it, so stored bytes are canonical whatever the
+// producer's field order or whitespace.
+func marshal(r any) []byte {
+	b, err := json.Marshal(r)
+	if err != nil {
+		panic(fmt.Sprintf("market: encode %T: %v", r, err)) // records are plain structs: cannot fail
+	}
+	return b
+}
+
+type catalogueEntry = market.Market
+
+// upsertMarkets records the markets a batch mentions; existing entries are left as they are.
+func (in *Ingest) upsertMarkets(ctx context.Context, tx pgx.Tx, ms map[string]catalogueEntry) error {
+	if len(ms) == 0 {
+		return nil
+	}
+	syms, idx, typ, flt := make([]string, 0, len(ms)), make([]int32, 0, len(ms)), make([]string, 0, len(ms)), make([]string, 0, len(ms))
+	for _, m := range ms {
+		syms, idx, typ, flt = append(syms, m.Symbol), append(idx, int32(m.Index)), append(typ, m.Type), append(flt, m.Filter)
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO `+in.schema+`.markets (symbol, market_index, market_type, market_filter)
+		SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[]) ON CONFLICT (symbol) DO NOTHING`,
+		syms, idx, typ, flt)
+	if err != nil {
+		return fmt.Errorf("upsert markets: %w", err)
+	}
+	return nil
+}
+
+func (in *Ingest) fillsTable() ingest.Table[*events.Fill] {
+	return ingest.Table[*events.Fill]{
+		Name:    in.schema + ".fills",
+		Columns: []string{"ts", "tx_sig", "tx_sig_index", "slot", "symbol", "market_index", "market_type", "fill_record_id", "taker", "maker", "record"},
+		Key:     []string{"ts", "tx_sig", "tx_sig_index"},
+		Row: func(f *events.Fill) []any {
+			id, _ := strconv.ParseInt(f.FillRecordID, 10, 64) // validated digits
+			return []any{f.Ts, f.TxSig, int32(f.TxSigIndex), f.Slot, f.Symbol, int32(f.MarketIndex), string(f.MarketType), id, f.Taker, f.Maker, marshal(f)}
+		},
+	}
+}
+
+func (in *Ingest) writeFills(ctx context.Context, tx pgx.Tx, fills []*events.Fill) error {
+	fresh, err := in.fillsTable().Insert(ctx, tx, fills)
+	if err != nil {
+		return fmt.Errorf("insert fills: %w", err)
+	}
+	ms := map[string]catalogueEntry{}
+	for _, f := range fills {
+		ms[f.Symbol] = catalogueEntry{Symbol: f.Symbol, Index: f.MarketIndex, Type: string(f.MarketType), Filter: events.MarketFilter(f.MarketType, f.Symbol)}
+	}
+	if err := in.upsertMarkets(ctx, tx, ms); err != nil {
+		return err
+	}
+	// Only fills this transaction inserted move candles: a replayed batch inserts none and so cannot
+	// count a fill twice.
+	return in.applyCandles(ctx, tx, fresh)
+}
+
+func (in *Ingest) writeFundingRates(ctx context.Context, tx pgx.Tx, recs []*events.FundingRate) error {
+	t := ingest.Table[*events.FundingRate]{
+		Name:    in.schema + ".funding_rates",
+		Columns: []string{"ts", "tx_sig", "tx_sig_index", "slot", "symbol", "market_index", "record_id", "record"},
+		Key:     []string{"ts", "tx_sig", "tx_sig_index"},
+		Row: func(r *events.FundingRate) []any {
+			return []any{r.Ts, r.TxSig, int32(r.TxSigIndex), r.Slot, r.Symbol, int32(r.MarketIndex), r.RecordID, marshal(r)}
+		},
+	}
+	if _, err := t.Insert(ctx, tx, recs); err != nil {
+		return fmt.Errorf("insert funding rates: %w", err)
+	}
+	ms := map[string]catalogueEntry{}
+	for _, r := range recs {
+		ms[r.Symbol] = catalogueEntry{Symbol: r.Symbol, Index: r.MarketIndex, Type: string(events.Perp), Filter: events.MarketFilter(events.Perp, r.Symbol)}
+	}
+	return in.upsertMarkets(ctx, tx, ms)
+}
+
+func (in *Ingest) writeInsuranceFund(ctx context.Context, tx pgx.Tx, recs []*events.InsuranceFund) error {
+	t := ingest.Table[*events.InsuranceFund]{
+		Name:    in.schema + ".insurance_fund",
+		Columns: []string{"ts", "tx_sig", "tx_sig_index", "slot", "symbol", "spot_market_index", "record"},
+		Key:     []string{"ts", "tx_sig", "tx_sig_index"},
+		Row: func(r *events.InsuranceFund) []any {
+			return []any{r.Ts, r.TxSig, int32(r.TxSigIndex), r.Slot, r.Symbol, int32(r.SpotMarketIndex), marshal(r)}
+		},
+	}
+	if _, err := t.Insert(ctx, tx, recs); err != nil {
+		return fmt.Errorf("insert insurance fund records: %w", err)
+	}
+	ms := map[string]catalogueEntry{}
+	for _, r := range recs {
+		ms[r.Symbol] = catalogueEntry{Symbol: r.Symbol, Index: r.SpotMarketIndex, Type: string(events.Spot), Filter: string(events.Spot)}
+	}
+	return in.upsertMarkets(ctx, tx, ms)
+}
+
+func (in *Ingest) writeIFStakes(ctx context.Context, tx pgx.Tx, recs []*events.IFStake) error {
+	// symbol is optional on the record: resolve it from the spot market's index so the stake can be
+	// listed under its market, and store it on the record the API serves.
+	for _, r := range recs {
+		if r.Symbol != "" {
+			continue
+		}
+		var sym string
+		err := tx.QueryRow(ctx, `SELECT symbol FROM `+in.schema+`.markets WHERE market_type = 'spot' AND market_index = $1`, r.MarketIndex).Scan(&sym)
+		if err != nil && err != pgx.ErrNoRows {
+			return fmt.Errorf("resolve spot market %d: %w", r.MarketIndex, err)
+		}
+		r.Symbol = sym
+	}
+	t := ingest.Table[*events.IFStake]{
+		Name:    in.schema + ".if_stakes",
+		Columns: []string{"ts", "tx_sig", "tx_sig_index", "slot", "symbol", "market_index", "user_authority", "record"},
+		Key:     []string{"ts", "tx_sig", "tx_sig_index"},
+		Row: func(r *events.IFStake) []any {
+			return []any{r.Ts, r.TxSig, int32(r.TxSigIndex), r.Slot, r.Symbol, int32(r.MarketIndex), r.UserAuthority, marshal(r)}
+		},
+	}
+	if _, err := t.Insert(ctx, tx, recs); err != nil {
+		return fmt.Errorf("insert IF stakes: %w", err)
+	}
+	return nil
+}
+
+func (in *Ingest) writeSwaps(ctx context.Context, tx pgx.Tx, recs []*events.Swap) error {
+	t := ingest.Table[*events.Swap]{
+		Name:    in.schema + ".swaps",
+		Columns: []string{"ts", "tx_sig", "tx_sig_index", "slot", "in_symbol", "out_symbol", "user", "record"},
+		Key:     []string{"ts", "tx_sig", "tx_sig_index"},
+		Row: func(r *events.Swap) []any {
+			return []any{r.Ts, r.TxSig, int32(r.TxSigIndex), r.Slot, r.InSymbol, r.OutSymbol, r.User, marshal(r)}
+		},
+	}
+	if _, err := t.Insert(ctx, tx, recs); err != nil {
+		return fmt.Errorf("insert swaps: %w", err)
+	}
+	return nil
+}
+
+func (in *Ingest) writeDeposits(ctx context.Context, tx pgx.Tx, recs []*events.Deposit) error {
+	t := ingest.Table[*events.Deposit]{
+		Name:    in.schema + ".deposits",
+		Columns: []string{"ts", "tx_sig", "tx_sig_index", "slot", "symbol", "category", "user", "record"},
+		Key:     []string{"ts", "tx_sig", "tx_sig_index"},
+		Row: func(r *events.Deposit) []any {
+			cat := "deposit"
+			if r.Explanation == events.DepositExplanationReward {
+				cat = "reward"
+			}
+			return []any{r.Ts, r.TxSig, int32(r.TxSigIndex), r.Slot, r.Symbol, cat, r.User, marshal(r)}
+		},
+	}
+	if _, err := t.Insert(ctx, tx, recs); err != nil {
+		return fmt.Errorf("insert deposits: %w", err)
+	}
+	ms := map[string]catalogueEntry{}
+	for _, r := range recs {
+		ms[r.Symbol] = catalogueEntry{Symbol: r.Symbol, Index: r.MarketIndex, Type: string(events.Spot), Filter: string(events.Spot)}
+	}
+	return in.upsertMarkets(ctx, tx, ms)
+}
+
+// applyCandles folds new fills into every resolution's buckets in one statement, then publishes the
+// changes of recent buckets through the outbox (same transaction, so a crash cannot drop them).
+func (in *Ingest) applyCandles(ctx context.Context, tx pgx.Tx, fills []*events.Fill) error {
+	trades := make([]market.Trade, 0, len(fills))
+	src := make([]*events.Fill, 0, len(fills))
+	for _, f := range fills {
+		t, ok := market.TradeOf(f.Symbol, f.Ts, f.FillRecordID, string(f.QuoteAssetAmountFilled), string(f.BaseAssetAmountFilled), string(f.OraclePrice))
+		if !ok {
+			continue
+		}
+		trades = append(trades, t)
+		src = append(src, f)
+	}
+	if len(trades) == 0 {
+		return nil
+	}
+	deltas := market.Aggregate(trades)
+	n := len(deltas)
+	var (
+		sym, res                                           = make([]string, n), make([]string, n)
+		ts, firstTs, firstID, lastTs, lastID               = make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+		fFirst, oFirst, fHigh, fLow, oHigh, oLow, fClose   = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+		oClose                                             = make([]float64, n)
+		quote, base                                        = make([]string, n), make([]string, n)
+	)
+	for i, d := range deltas {
+		sym[i], res[i], ts[i] = d.Symbol, string(d.Resolution), d.Ts
+		firstTs[i], firstID[i], fFirst[i], oFirst[i] = d.FirstTs, d.FirstID, d.FillFirst, d.OracleFirst
+		lastTs[i], lastID[i], fClose[i], oClose[i] = d.LastTs, d.LastID, d.FillClose, d.OracleClose
+		fHigh[i], fLow[i], oHigh[i], oLow[i] = d.FillHigh, d.FillLow, d.OracleHigh, d.OracleLow
+		quote[i], base[i] = d.Quote.String(), d.Base.String()
+	}
+	c := in.schema + ".candles"
+	rows, err := tx.Query(ctx, `INSERT INTO `+c+` AS c (symbol, resolution, ts, first_ts, first_id, fill_first, oracle_first,
+			fill_high, fill_low, oracle_high, oracle_low, last_ts, last_id, fill_close, oracle_close, quote_volume, base_volume)
+		SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::float8[], $7::float8[],
+			$8::float8[], $9::float8[], $10::float8[], $11::float8[], $12::bigint[], $13::bigint[], $14::float8[], $15::float8[],
+			$16::numeric[], $17::numeric[])
+		ON CONFLICT (symbol, resolution, ts) DO UPDATE SET
+			fill_high = greatest(c.fill_high, excluded.fill_high),
+			fill_low = least(c.fill_low, excluded.fill_low),
+			oracle_high = greatest(c.oracle_high, excluded.oracle_high),
+			oracle_low = least(c.oracle_low, excluded.oracle_low),
+			quote_volume = c.quote_volume + excluded.quote_volume,
+			base_volume = c.base_volume + excluded.base_volume,
+			fill_first = CASE WHEN (excluded.first_ts, excluded.first_id) < (c.first_ts, c.first_id) THEN excluded.fill_first ELSE c.fill_first END,
+			oracle_first = CASE WHEN (excluded.first_ts, excluded.first_id) < (c.first_ts, c.first_id) THEN excluded.oracle_first ELSE c.oracle_first END,
+			first_id = CASE WHEN (excluded.first_ts, excluded.first_id) < (c.first_ts, c.first_id) THEN excluded.first_id ELSE c.first_id END,
+			first_ts = least(c.first_ts, excluded.first_ts),
+			fill_close = CASE WHEN (excluded.last_ts, excluded.last_id) > (c.last_ts, c.last_id) THEN excluded.fill_close ELSE c.fill_close END,
+			oracle_close = CASE WHEN (excluded.last_ts, excluded.last_id) > (c.last_ts, c.last_id) THEN excluded.oracle_close ELSE c.oracle_close END,
+			last_id = CASE WHEN (excluded.last_ts, excluded.last_id) > (c.last_ts, c.last_id) THEN excluded.last_id ELSE c.last_id END,
+			last_ts = greatest(c.last_ts, excluded.last_ts)
+		RETURNING symbol, resolution, ts, (xmax = 0)`,
+		sym, res, ts, firstTs, firstID, fFirst, oFirst, fHigh, fLow, oHigh, oLow, lastTs, lastID, fClose, oClose, quote, base)
+	if err != nil {
+		return fmt.Errorf("upsert candles: %w", err)
+	}
+	// xmax = 0 marks a row this statement inserted rather than updated: the bucket's first trade.
+	created := make(map[bucketKey]bool, n)
+	for rows.Next() {
+		var k bucketKey
+		var c bool
+		if err := rows.Scan(&k.symbol, &k.res, &k.ts, &c); err != nil {
+			rows.Close()
+			return fmt.Errorf("scan candle upsert: %w", err)
+		}
+		created[k] = c
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("upsert candles: %w", err)
+	}
+	return in.publishCandles(ctx, tx, deltas, created, src)
+}
+
+type bucketKey struct {
+	symbol, res string
+	ts          int64
+}
+
+// publishCandles writes one edge.candles message per recent changed bucket into the outbox, with the
+// candle as stored after this transaction and the fills that changed it.
+func (in *Ingest) publishCandles(ctx context.Context, tx pgx.Tx, deltas []*market.Delta, created map[bucketKey]bool, fills []*events.Fill) error {
+	cutoff := in.now().Add(-in.edgeWindow).Unix()
+	var msgs []events.Message
+	for _, d := range deltas {
+		if d.LastTs < cutoff {
+			continue
+		}
+		stored, before, err := candles(ctx, tx, in.schema, d.Symbol, d.Resolution, d.Ts, d.Ts)
+		if err != nil {
+			return err
+		}
+		if len(stored) != 1 {
+			return fmt.Errorf("candle %s %s %d vanished inside its transaction", d.Symbol, d.Resolution, d.Ts)
+		}
+		b := stored[0]
+		msg := market.EdgeCandleMessage{
+			Type: "update", Symbol: d.Symbol, Resolution: string(d.Resolution),
+			Candle: market.EdgeCandle{
+				Symbol: d.Symbol, Resolution: string(d.Resolution), Candle: market.CandleOf(b, before),
+				LastTradeTs: &b.LastTradeTs, LastFillRecordID: &b.LastFillRecordID,
+			},
+			Trades: make([]market.EdgeTrade, 0, len(d.Trades)),
+		}
+		if created[bucketKey{d.Symbol, string(d.Resolution), d.Ts}] {
+			msg.Type = "create"
+		}
+		for _, ti := range d.Trades {
+			msg.Trades = append(msg.Trades, edgeTrade(fills[ti]))
+		}
+		msgs = append(msgs, events.Message{
+			Topic: events.TopicEdgeCandles, Key: []byte(d.Symbol), Value: marshal(msg),
+			Headers: map[string]string{"event-type": "candle", "schema-version": "1"},
+		})
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	if err := outbox.Add(ctx, tx, in.schema, msgs...); err != nil {
+		return fmt.Errorf("queue candle changes: %w", err)
+	}
+	return nil
+}
+
+func edgeTrade(f *events.Fill) market.EdgeTrade {
+	num := func(a events.Amount, scale float64) float64 {
+		v, _ := strconv.ParseFloat(string(a), 64)
+		return v / scale
+	}
+	return market.EdgeTrade{
+		Ts: f.Ts, Slot: f.Slot, TxSig: f.TxSig, Action: string(f.Action), ActionExplanation: string(f.ActionExplanation),
+		MarketType: string(f.MarketType), MarketIndex: f.MarketIndex, Symbol: f.Symbol, FillRecordID: f.FillRecordID,
+		Taker: f.Taker, TakerOrderID: f.TakerOrderID, TakerOrderDirection: string(f.TakerOrderDirection),
+		Maker: f.Maker, MakerOrderID: f.MakerOrderID, MakerOrderDirection: string(f.MakerOrderDirection),
+		BaseAssetAmountFilled:  num(f.BaseAssetAmountFilled, 1e9),
+		QuoteAssetAmountFilled: num(f.QuoteAssetAmountFilled, 1e6),
+		OraclePrice:            num(f.OraclePrice, 1e6),
+		TakerFee:               num(f.TakerFee, 1e6),
+		MakerFee:               num(f.MakerFee, 1e6),
+	}
+}
