@@ -160,12 +160,12 @@ func TestAggregateAndAssemble(t *testing.T) {
 func TestWindow(t *testing.T) {
 	now := time.Unix(ts("2026-11-19T10:30:30Z"), 0)
 	cases := []struct {
-		name            string
-		res             market.Resolution
-		start, end      int64
-		limit           int
-		lo, hi          int64
-		desc            bool
+		name       string
+		res        market.Resolution
+		start, end int64
+		limit      int
+		lo, hi     int64
+		desc       bool
 	}{
 		{"forward", "1", ts("2026-11-19T10:00:10Z"), ts("2026-11-19T10:05:00Z"), 100, ts("2026-11-19T10:00:00Z"), ts("2026-11-19T10:05:00Z"), false},
 		{"forward limited", "1", ts("2026-11-19T10:00:10Z"), ts("2026-11-19T11:05:00Z"), 3, ts("2026-11-19T10:00:00Z"), ts("2026-11-19T10:02:00Z"), false},

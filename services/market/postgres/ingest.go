@@ -240,11 +240,11 @@ func (in *Ingest) applyCandles(ctx context.Context, tx pgx.Tx, fills []*events.F
 	deltas := market.Aggregate(trades)
 	n := len(deltas)
 	var (
-		sym, res                                           = make([]string, n), make([]string, n)
-		ts, firstTs, firstID, lastTs, lastID               = make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
-		fFirst, oFirst, fHigh, fLow, oHigh, oLow, fClose   = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
-		oClose                                             = make([]float64, n)
-		quote, base                                        = make([]string, n), make([]string, n)
+		sym, res                                         = make([]string, n), make([]string, n)
+		ts, firstTs, firstID, lastTs, lastID             = make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+		fFirst, oFirst, fHigh, fLow, oHigh, oLow, fClose = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+		oClose                                           = make([]float64, n)
+		quote, base                                      = make([]string, n), make([]string, n)
 	)
 	for i, d := range deltas {
 		sym[i], res[i], ts[i] = d.Symbol, string(d.Resolution), d.Ts
