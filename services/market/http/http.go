@@ -114,7 +114,7 @@ func (h *handlers) rolling(s market.Series, def, max int64, allowed func(market.
 			tok := h.api.EncodeCursor(scope, rows[len(rows)-1].Cursor)
 			next = &tok
 		}
-		return rawList{records: rows, meta: httpapi.RollingMeta{NextPage: next}}, nil
+		return httpapi.RawList{Records: records(rows), Meta: httpapi.RollingMeta{NextPage: next}}, nil
 	}
 }
 
@@ -147,7 +147,7 @@ func (h *handlers) dated(s market.Series, allowed func(market.Market) error) htt
 		if format == "csv" {
 			return csvOf(s, httpapi.CSVFilename("market", m.Symbol, string(s), label), rows)
 		}
-		return rawList{records: rows, meta: httpapi.NewDatedMeta(total, page, len(rows), end > now.Unix())}, nil
+		return httpapi.RawList{Records: records(rows), Meta: httpapi.NewDatedMeta(total, page, len(rows), end > now.Unix())}, nil
 	}
 }
 
@@ -183,6 +183,14 @@ func (h *handlers) candles(r *nethttp.Request) (any, error) {
 		return nil, err
 	}
 	return candleList{Success: true, Records: market.Assemble(res, w, stored, before)}, nil
+}
+
+func records(rows []market.Row) []json.RawMessage {
+	out := make([]json.RawMessage, len(rows))
+	for i, r := range rows {
+		out[i] = r.Record
+	}
+	return out
 }
 
 // candleList is the candles envelope: the spec gives it no meta.

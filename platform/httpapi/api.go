@@ -1,0 +1,403 @@
+// Package httpapi is the HTTP kit of every tidemark service: handlers return a result or an *Error, and
+// one wrapper writes JSON, CSV or the error envelope, so status codes, envelopes, caching headers,
+// access logs, metrics and traces are decided in one place (the model is Prometheus' web/api/v1).
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/gorilla/mux"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+)
+
+// discardLogger stands in for a nil logger.
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// unmatchedRoute labels requests no route matched (404, 405, path-cleaning redirects) so that metrics
+// never carry a client-chosen path.
+const unmatchedRoute = "unmatched"
+
+// Func is a handler: it returns the response value or an error. A value implementing Responder writes
+// itself; nil answers 204; anything else is written as JSON with status 200.
+type Func func(r *http.Request) (any, error)
+
+// Responder is a result that writes its own response (CSV, pre-encoded JSON). If Respond fails before
+// writing anything the error is answered like a handler error; after that the response is cut short.
+type Responder interface {
+	Respond(w http.ResponseWriter, r *http.Request) error
+}
+
+// Options configures an API. Every field is optional.
+type Options struct {
+	// Logger receives access logs and internal errors; nil discards them.
+	Logger *slog.Logger
+	// Registerer receives tidemark_http_request_seconds; nil leaves the histogram unregistered.
+	Registerer prometheus.Registerer
+	// TracerProvider creates one server span per request; nil means no tracing.
+	TracerProvider trace.TracerProvider
+	// PageKey is the HMAC key of page tokens. Every replica of a service must share it. Empty means a
+	// random per-process key: tokens then die with the process, which is only acceptable in tests.
+	PageKey []byte
+	// Now is the clock handlers use for date validation; nil means time.Now.
+	Now func() time.Time
+}
+
+// API is a router plus the single wrapper that turns Func results into responses.
+type API struct {
+	logger   *slog.Logger
+	router   *mux.Router
+	tracer   trace.Tracer
+	duration *prometheus.HistogramVec
+	pageKey  []byte
+	now      func() time.Time
+	handler  http.Handler
+}
+
+// New builds an API. It panics if the registerer already holds an incompatible
+// tidemark_http_request_seconds, like prometheus.MustRegister: that is a wiring bug.
+func New(opts Options) *API {
+	a := &API{
+		logger: opts.Logger,
+		router: mux.NewRouter(),
+		now:    opts.Now,
+	}
+	if a.logger == nil {
+		a.logger = discardLogger()
+	}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	tp := opts.TracerProvider
+	if tp == nil {
+		tp = noop.NewTracerProvider()
+	}
+	a.tracer = tp.Tracer("github.com/tidemark/tidemark/platform/httpapi")
+	a.pageKey = append([]byte(nil), opts.PageKey...)
+	if len(a.pageKey) == 0 {
+		a.pageKey = make([]byte, 32)
+		_, _ = rand.Read(a.pageKey) // crypto/rand.Read never fails (it crashes the program instead).
+	}
+	a.duration = registerHistogram(opts.Registerer, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "tidemark_http_request_seconds",
+		Help:    "Duration of HTTP requests by route template, method and status code.",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+	}, []string{"route", "method", "code"}))
+
+	a.router.Use(a.recordRoute)
+	a.router.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		WriteError(w, r, Errorf(NotFound, "not found"), a.logger)
+	})
+	a.router.MethodNotAllowedHandler = http.HandlerFunc(a.methodNotAllowed)
+	a.handler = http.HandlerFunc(a.serveHTTP)
+	return a
+}
+
+// registerHistogram registers h, reusing an identical collector already registered (several services
+// share one registry in the single-process dev stack).
+func registerHistogram(reg prometheus.Registerer, h *prometheus.HistogramVec) *prometheus.HistogramVec {
+	if reg == nil {
+		return h
+	}
+	err := reg.Register(h)
+	if err == nil {
+		return h
+	}
+	var are prometheus.AlreadyRegisteredError
+	if errors.As(err, &are) {
+		if existing, ok := are.ExistingCollector.(*prometheus.HistogramVec); ok {
+			return existing
+		}
+	}
+	panic(fmt.Sprintf("httpapi: register metrics: %v", err))
+}
+
+// Router is the underlying router, for handlers that are not Funcs (they still get the access log,
+// metrics, tracing and panic recovery through Handler).
+func (a *API) Router() *mux.Router { return a.router }
+
+// Handler serves the routes with panic recovery, access log, latency histogram and a span per request.
+func (a *API) Handler() http.Handler { return a.handler }
+
+// Now is the API's clock (Options.Now).
+func (a *API) Now() time.Time { return a.now() }
+
+// RouteOption tunes one route.
+type RouteOption func(*routeConfig)
+
+type routeConfig struct {
+	cacheControl string
+}
+
+// CacheControl sets the Cache-Control header of the route's successful responses. Without it they carry
+// "no-cache" (history changes as events arrive); error responses always carry "no-store".
+func CacheControl(value string) RouteOption {
+	return func(c *routeConfig) { c.cacheControl = value }
+}
+
+// Handle registers f for method and path (a gorilla/mux template such as "/market/{symbol}/trades").
+// Keep path variables free of regexps: a malformed value must reach the handler and answer 400, not 404.
+func (a *API) Handle(method, path string, f Func, opts ...RouteOption) {
+	cfg := routeConfig{cacheControl: "no-cache"}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	a.router.Handle(path, a.wrap(f, cfg)).Methods(method)
+}
+
+// wrap is the one place that turns a Func's outcome into a response.
+func (a *API) wrap(f Func, cfg routeConfig) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res, err := f(r)
+		if err != nil {
+			WriteError(w, r, err, a.logger)
+			return
+		}
+		w.Header().Set("Cache-Control", cfg.cacheControl)
+		switch v := res.(type) {
+		case nil:
+			w.WriteHeader(http.StatusNoContent)
+		case Responder:
+			tw := &trackingWriter{ResponseWriter: w}
+			if err := v.Respond(tw, r); err != nil {
+				if !tw.wrote {
+					WriteError(w, r, err, a.logger)
+					return
+				}
+				// Mostly a client that went away mid-stream: nothing to answer and not a server fault.
+				a.logger.LogAttrs(r.Context(), slog.LevelWarn, "response cut short",
+					slog.String("route", routeOf(r)), slog.String("path", r.URL.Path), slog.String("error", err.Error()))
+			}
+		default:
+			body, err := encodeJSON(v)
+			if err != nil {
+				WriteError(w, r, err, a.logger)
+				return
+			}
+			_ = writeBody(w, http.StatusOK, body) // a failed write means the client left
+		}
+	})
+}
+
+func (a *API) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	var allowed []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
+		http.MethodPatch, http.MethodDelete, http.MethodOptions} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		var match mux.RouteMatch
+		if a.router.Match(probe, &match) && match.MatchErr == nil {
+			allowed = append(allowed, m)
+		}
+	}
+	for _, m := range allowed {
+		w.Header().Add("Allow", m)
+	}
+	WriteError(w, r, Errorf(MethodNotAllowed, "method not allowed"), a.logger)
+}
+
+// reqState carries what the outer middleware learns only after routing.
+type reqState struct {
+	route string
+}
+
+type stateKey struct{}
+
+func stateFrom(ctx context.Context) *reqState {
+	st, _ := ctx.Value(stateKey{}).(*reqState)
+	return st
+}
+
+// recordRoute runs inside the router, where the matched route is known.
+func (a *API) recordRoute(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if st := stateFrom(r.Context()); st != nil {
+			if tpl, err := mux.CurrentRoute(r).GetPathTemplate(); err == nil {
+				st.route = tpl
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// routeOf is the route template of r, or unmatchedRoute.
+func routeOf(r *http.Request) string {
+	if st := stateFrom(r.Context()); st != nil && st.route != "" {
+		return st.route
+	}
+	if cur := mux.CurrentRoute(r); cur != nil {
+		if tpl, err := cur.GetPathTemplate(); err == nil {
+			return tpl
+		}
+	}
+	return unmatchedRoute
+}
+
+func (a *API) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	st := &reqState{}
+	ctx := context.WithValue(r.Context(), stateKey{}, st)
+	ctx = otel.GetTextMapPropagator().Extract(ctx, propagation.HeaderCarrier(r.Header))
+	ctx, span := a.tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithAttributes(
+			attribute.String("http.request.method", r.Method),
+			attribute.String("url.path", r.URL.Path),
+		))
+	defer span.End()
+	r = r.WithContext(ctx)
+
+	rec := &recorder{ResponseWriter: w}
+	rec.Header().Set("X-Content-Type-Options", "nosniff")
+	aborted := a.serveRecovered(rec, r)
+
+	route := st.route
+	if route == "" {
+		route = unmatchedRoute
+	} else {
+		span.SetName(r.Method + " " + route)
+		span.SetAttributes(attribute.String("http.route", route))
+	}
+	status := rec.statusCode()
+	span.SetAttributes(attribute.Int("http.response.status_code", status))
+	if status >= 500 {
+		span.SetStatus(codes.Error, http.StatusText(status))
+	}
+	elapsed := time.Since(start)
+	a.duration.WithLabelValues(route, methodLabel(r.Method), strconv.Itoa(status)).Observe(elapsed.Seconds())
+	a.logger.LogAttrs(ctx, slog.LevelInfo, "http request",
+		slog.String("method", r.Method),
+		slog.String("route", route),
+		slog.String("path", r.URL.Path),
+		slog.Int("status", status),
+		slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
+		slog.Int64("bytes", rec.bytes),
+	)
+	if aborted {
+		// The response was already under way: abort the connection so the client sees a failure
+		// instead of a truncated body that looks complete. net/http does not log this panic.
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// serveRecovered runs the router and turns a panic into a logged 500. It reports whether the response
+// had already started when the panic happened, in which case nothing could be answered.
+func (a *API) serveRecovered(rec *recorder, r *http.Request) (aborted bool) {
+	defer func() {
+		v := recover()
+		if v == nil {
+			return
+		}
+		if v == http.ErrAbortHandler {
+			panic(v)
+		}
+		a.logger.LogAttrs(r.Context(), slog.LevelError, "panic serving request",
+			slog.String("method", r.Method),
+			slog.String("route", routeOf(r)),
+			slog.String("path", r.URL.Path),
+			slog.String("panic", fmt.Sprint(v)),
+			slog.String("stack", string(debug.Stack())),
+		)
+		if rec.status != 0 {
+			rec.status = http.StatusInternalServerError
+			aborted = true
+			return
+		}
+		rec.Header().Del("Content-Disposition")
+		rec.Header().Set("Cache-Control", "no-store")
+		body, _ := encodeJSON(errorBody{Success: false, Message: "internal error"})
+		writeBody(rec, http.StatusInternalServerError, body)
+	}()
+	a.router.ServeHTTP(rec, r)
+	return false
+}
+
+// methodLabel bounds the method label: clients choose the method, metrics must not let them grow series.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions:
+		return m
+	default:
+		return "OTHER"
+	}
+}
+
+// recorder remembers the status and size of a response for the access log and metrics.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (w *recorder) WriteHeader(code int) {
+	if w.status == 0 && code >= 200 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *recorder) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(p)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// Flush keeps streaming responses (CSV exports) streaming through the recorder.
+func (w *recorder) Flush() {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection (hijacking, deadlines).
+func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *recorder) statusCode() int {
+	if w.status == 0 {
+		// A handler that wrote nothing gets an implicit 200 from net/http.
+		return http.StatusOK
+	}
+	return w.status
+}
+
+// trackingWriter tells whether a Responder started its response.
+type trackingWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (w *trackingWriter) WriteHeader(code int) {
+	if code >= 200 {
+		w.wrote = true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *trackingWriter) Write(p []byte) (int, error) {
+	w.wrote = true
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *trackingWriter) Flush() {
+	w.wrote = true
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+func (w *trackingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -1,0 +1,402 @@
+package httpapi_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/tidemark/tidemark/platform/httpapi"
+)
+
+func TestStatusOf(t *testing.T) {
+	tests := []struct {
+		code httpapi.Code
+		want int
+	}{
+		{httpapi.Invalid, http.StatusBadRequest},
+		{httpapi.Unauthorized, http.StatusUnauthorized},
+		{httpapi.NotFound, http.StatusNotFound},
+		{httpapi.Conflict, http.StatusConflict},
+		{httpapi.MethodNotAllowed, http.StatusMethodNotAllowed},
+		{httpapi.Internal, http.StatusInternalServerError},
+		{httpapi.Code("bogus"), http.StatusInternalServerError},
+	}
+	for _, tt := range tests {
+		if got := httpapi.StatusOf(tt.code); got != tt.want {
+			t.Errorf("StatusOf(%q) = %d, want %d", tt.code, got, tt.want)
+		}
+	}
+}
+
+func TestErrorMapping(t *testing.T) {
+	tests := []struct {
+		name       string
+		err        error
+		wantStatus int
+		wantMsg    string
+		wantLogged bool // logged at ERROR as an internal error
+	}{
+		{"invalid", httpapi.Errorf(httpapi.Invalid, "limit must be an integer between %d and %d", 1, 50), 400, "limit must be an integer between 1 and 50", false},
+		{"not found", httpapi.Errorf(httpapi.NotFound, "market %s not found", "XYZ-PERP"), 404, "market XYZ-PERP not found", false},
+		{"unauthorized", httpapi.Errorf(httpapi.Unauthorized, "Unauthorized"), 401, "Unauthorized", false},
+		{"conflict", httpapi.Errorf(httpapi.Conflict, "export already exists"), 409, "export already exists", false},
+		{"wrapped invalid", fmt.Errorf("parse query: %w", httpapi.Errorf(httpapi.Invalid, "bad startTs")), 400, "bad startTs", false},
+		{"internal code hides message", httpapi.Errorf(httpapi.Internal, "pg: password authentication failed"), 500, "internal error", true},
+		{"plain error is internal", errors.New("connection refused"), 500, "internal error", true},
+		{"wrapped plain error", fmt.Errorf("query trades: %w", errors.New("boom")), 500, "internal error", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs logBuffer
+			a := httpapi.New(httpapi.Options{Logger: newLogger(&logs)})
+			a.Handle(http.MethodGet, "/things/{id}", func(*http.Request) (any, error) { return nil, tt.err },
+				httpapi.CacheControl("public, max-age=60"))
+			srv := mustServe(t, a)
+
+			r := mustGet(t, srv.URL+"/things/1")
+			if r.status != tt.wantStatus {
+				t.Fatalf("status = %d, want %d (body %s)", r.status, tt.wantStatus, r.body)
+			}
+			success, msg := errorEnvelope(t, r)
+			if success || msg != tt.wantMsg {
+				t.Errorf("body = success %v message %q, want false %q", success, msg, tt.wantMsg)
+			}
+			if got := r.header.Get("Content-Type"); got != "application/json; charset=utf-8" {
+				t.Errorf("Content-Type = %q", got)
+			}
+			if got := r.header.Get("Cache-Control"); got != "no-store" {
+				t.Errorf("Cache-Control = %q, want no-store (route option applies to successes only)", got)
+			}
+			eventually(t, "access log", func() bool { return logs.count(t, map[string]any{"msg": "http request"}) == 1 })
+			errLines := logs.count(t, map[string]any{"level": "ERROR"})
+			if tt.wantLogged {
+				if errLines != 1 {
+					t.Errorf("%d ERROR lines, want exactly 1", errLines)
+				}
+				if n := logs.count(t, map[string]any{"level": "ERROR", "route": "/things/{id}", "error": tt.err.Error()}); n != 1 {
+					t.Errorf("internal error not logged with route and cause: %v", logs.lines(t))
+				}
+			} else if errLines != 0 {
+				t.Errorf("client error logged at ERROR: %v", logs.lines(t))
+			}
+		})
+	}
+}
+
+func TestUnknownPathAndMethod(t *testing.T) {
+	a := httpapi.New(httpapi.Options{})
+	ok := func(*http.Request) (any, error) { return map[string]bool{"ok": true}, nil }
+	a.Handle(http.MethodGet, "/market/{symbol}/trades", ok)
+	a.Handle(http.MethodPost, "/market/{symbol}/trades", ok)
+	srv := mustServe(t, a)
+
+	tests := []struct {
+		name, method, path string
+		wantStatus         int
+		wantMsg            string
+		wantAllow          []string
+	}{
+		{"unknown path", http.MethodGet, "/nope", 404, "not found", nil},
+		{"unknown nested path", http.MethodGet, "/market/SOL-PERP/trades/extra/bits", 404, "not found", nil},
+		{"wrong method", http.MethodDelete, "/market/SOL-PERP/trades", 405, "method not allowed", []string{"GET", "POST"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := mustDo(t, tt.method, srv.URL+tt.path)
+			if r.status != tt.wantStatus {
+				t.Fatalf("status = %d, want %d", r.status, tt.wantStatus)
+			}
+			success, msg := errorEnvelope(t, r)
+			if success || msg != tt.wantMsg {
+				t.Errorf("body = %s", r.body)
+			}
+			if got := r.header.Get("Cache-Control"); got != "no-store" {
+				t.Errorf("Cache-Control = %q", got)
+			}
+			if tt.wantAllow != nil {
+				got := r.header.Values("Allow")
+				if fmt.Sprint(got) != fmt.Sprint(tt.wantAllow) {
+					t.Errorf("Allow = %v, want %v", got, tt.wantAllow)
+				}
+			}
+		})
+	}
+}
+
+func TestPanicRecovery(t *testing.T) {
+	var logs logBuffer
+	a := httpapi.New(httpapi.Options{Logger: newLogger(&logs)})
+	a.Handle(http.MethodGet, "/boom", func(*http.Request) (any, error) { panic("kaboom") })
+	a.Handle(http.MethodGet, "/fine", func(*http.Request) (any, error) { return map[string]string{"status": "fine"}, nil })
+	srv := mustServe(t, a)
+
+	r := mustGet(t, srv.URL+"/boom")
+	if r.status != http.StatusInternalServerError {
+		t.Fatalf("status = %d, want 500", r.status)
+	}
+	if success, msg := errorEnvelope(t, r); success || msg != "internal error" {
+		t.Errorf("body = %s", r.body)
+	}
+	// The same server keeps serving after the panic.
+	for range 3 {
+		if r := mustGet(t, srv.URL+"/fine"); r.status != http.StatusOK || r.body != `{"status":"fine"}`+"\n" {
+			t.Fatalf("after panic: %d %s", r.status, r.body)
+		}
+	}
+	eventually(t, "access log of the panic", func() bool {
+		return logs.count(t, map[string]any{"msg": "http request", "route": "/boom", "status": float64(500)}) == 1
+	})
+	panics := 0
+	for _, l := range logs.lines(t) {
+		if l["msg"] == "panic serving request" {
+			panics++
+			if l["panic"] != "kaboom" || l["route"] != "/boom" {
+				t.Errorf("panic log = %v", l)
+			}
+			if s, _ := l["stack"].(string); s == "" {
+				t.Errorf("panic log lacks stack")
+			}
+		}
+	}
+	if panics != 1 {
+		t.Errorf("panic logged %d times, want 1", panics)
+	}
+}
+
+func TestSuccessResponses(t *testing.T) {
+	type rec struct {
+		Ts int64 `json:"ts"`
+	}
+	a := httpapi.New(httpapi.Options{})
+	a.Handle(http.MethodGet, "/empty", func(*http.Request) (any, error) {
+		return httpapi.NewList[rec](nil, httpapi.RollingMeta{}), nil
+	})
+	a.Handle(http.MethodGet, "/candles", func(*http.Request) (any, error) {
+		return httpapi.NewList([]rec{{Ts: 1}, {Ts: 2}}, nil), nil
+	}, httpapi.CacheControl("public, max-age=60"))
+	a.Handle(http.MethodPost, "/nothing", func(*http.Request) (any, error) { return nil, nil })
+	a.Handle(http.MethodGet, "/openapi.json", httpapi.ServeOpenAPI([]byte(`{"openapi":"3.0.3"}`)))
+	srv := mustServe(t, a)
+
+	tests := []struct {
+		name, method, path  string
+		wantStatus          int
+		wantBody, wantCache string
+	}{
+		{"nil records are an array, nil next page is null", http.MethodGet, "/empty", 200, `{"success":true,"records":[],"meta":{"nextPage":null}}` + "\n", "no-cache"},
+		{"no meta omitted, cache option", http.MethodGet, "/candles", 200, `{"success":true,"records":[{"ts":1},{"ts":2}]}` + "\n", "public, max-age=60"},
+		{"nil result", http.MethodPost, "/nothing", 204, "", "no-cache"},
+		{"openapi", http.MethodGet, "/openapi.json", 200, `{"openapi":"3.0.3"}`, "no-cache"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := mustDo(t, tt.method, srv.URL+tt.path)
+			if r.status != tt.wantStatus || r.body != tt.wantBody {
+				t.Errorf("got %d %q, want %d %q", r.status, r.body, tt.wantStatus, tt.wantBody)
+			}
+			if got := r.header.Get("Cache-Control"); got != tt.wantCache {
+				t.Errorf("Cache-Control = %q, want %q", got, tt.wantCache)
+			}
+			if tt.wantStatus == 200 && r.header.Get("Content-Type") != "application/json; charset=utf-8" {
+				t.Errorf("Content-Type = %q", r.header.Get("Content-Type"))
+			}
+		})
+	}
+}
+
+func TestAccessLogMetricsAndSpans(t *testing.T) {
+	var logs logBuffer
+	reg := prometheus.NewRegistry()
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+
+	a := httpapi.New(httpapi.Options{Logger: newLogger(&logs), Registerer: reg, TracerProvider: tp})
+	a.Handle(http.MethodGet, "/market/{symbol}/trades", func(r *http.Request) (any, error) {
+		return map[string]string{"symbol": httpapi.PathVar(r, "symbol")}, nil
+	})
+	srv := mustServe(t, a)
+
+	for _, sym := range []string{"SOL-PERP", "BTC-PERP", "ETH-PERP"} {
+		if r := mustGet(t, srv.URL+"/market/"+sym+"/trades"); r.status != 200 {
+			t.Fatalf("status %d", r.status)
+		}
+	}
+	mustGet(t, srv.URL+"/random/path/1")
+
+	// Access log: one line per request, with the template and the raw path.
+	eventually(t, "access logs", func() bool { return logs.count(t, map[string]any{"msg": "http request"}) == 4 })
+	for _, l := range logs.lines(t) {
+		if l["msg"] != "http request" || l["path"] != "/market/SOL-PERP/trades" {
+			continue
+		}
+		if l["level"] != "INFO" || l["method"] != "GET" || l["route"] != "/market/{symbol}/trades" || l["status"] != float64(200) {
+			t.Errorf("access log = %v", l)
+		}
+		if b, _ := l["bytes"].(float64); b != float64(len(`{"symbol":"SOL-PERP"}`+"\n")) {
+			t.Errorf("bytes = %v", l["bytes"])
+		}
+		if _, ok := l["duration_ms"].(float64); !ok {
+			t.Errorf("duration_ms missing: %v", l)
+		}
+	}
+	if n := logs.count(t, map[string]any{"msg": "http request", "route": "unmatched", "status": float64(404)}); n != 1 {
+		t.Errorf("404 access log lines = %d", n)
+	}
+
+	// Metrics: labelled by template, so three symbols make one series.
+	eventually(t, "histogram samples", func() bool {
+		return histogramCount(t, reg, map[string]string{"route": "/market/{symbol}/trades", "method": "GET", "code": "200"}) == 3
+	})
+	if n := histogramCount(t, reg, map[string]string{"route": "unmatched", "method": "GET", "code": "404"}); n != 1 {
+		t.Errorf("unmatched count = %d", n)
+	}
+	if n := seriesCount(t, reg); n != 2 {
+		t.Errorf("%d series, want 2 (route label must be the template)", n)
+	}
+
+	// Spans: one server span per request named by its route template.
+	eventually(t, "spans", func() bool { return len(spans.Ended()) == 4 })
+	names := map[string]int{}
+	for _, s := range spans.Ended() {
+		names[s.Name()]++
+	}
+	if names["GET /market/{symbol}/trades"] != 3 || names["GET"] != 1 {
+		t.Errorf("span names = %v", names)
+	}
+}
+
+func TestSharedRegistry(t *testing.T) {
+	// The dev stack runs every service in one process with one registry.
+	reg := prometheus.NewRegistry()
+	httpapi.New(httpapi.Options{Registerer: reg})
+	httpapi.New(httpapi.Options{Registerer: reg})
+}
+
+func histogramCount(tb testing.TB, reg *prometheus.Registry, labels map[string]string) uint64 {
+	tb.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		tb.Fatalf("gather: %v", err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "tidemark_http_request_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			got := map[string]string{}
+			for _, lp := range m.GetLabel() {
+				got[lp.GetName()] = lp.GetValue()
+			}
+			if fmt.Sprint(got) == fmt.Sprint(labels) {
+				return m.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	return 0
+}
+
+func seriesCount(tb testing.TB, reg *prometheus.Registry) int {
+	tb.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		tb.Fatalf("gather: %v", err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "tidemark_http_request_seconds" {
+			return len(mf.GetMetric())
+		}
+	}
+	return 0
+}
+
+// streamThenPanic starts a response and then panics, as a CSV export failing halfway would.
+type streamThenPanic struct{}
+
+func (streamThenPanic) Respond(w http.ResponseWriter, _ *http.Request) error {
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write([]byte("\"ts\"\n"))
+	http.NewResponseController(w).Flush()
+	panic("halfway")
+}
+
+func TestPanicAfterResponseStarted(t *testing.T) {
+	var logs logBuffer
+	a := httpapi.New(httpapi.Options{Logger: newLogger(&logs)})
+	a.Handle(http.MethodGet, "/export", func(*http.Request) (any, error) { return streamThenPanic{}, nil })
+	a.Handle(http.MethodGet, "/fine", func(*http.Request) (any, error) { return "fine", nil })
+	srv := mustServe(t, a)
+
+	resp, err := http.Get(srv.URL + "/export")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err == nil {
+		t.Error("a response cut by a panic read as complete")
+	}
+	if r := mustGet(t, srv.URL+"/fine"); r.status != http.StatusOK {
+		t.Fatalf("after panic: %d", r.status)
+	}
+	eventually(t, "access log of the aborted export", func() bool {
+		return logs.count(t, map[string]any{"msg": "http request", "route": "/export", "status": float64(500)}) == 1
+	})
+	if n := logs.count(t, map[string]any{"msg": "panic serving request"}); n != 1 {
+		t.Errorf("panic logged %d times", n)
+	}
+}
+
+func TestDecodeJSON(t *testing.T) {
+	type body struct {
+		UserPublicKeys []string `json:"userPublicKeys"`
+	}
+	a := httpapi.New(httpapi.Options{})
+	a.Handle(http.MethodPost, "/exports", func(r *http.Request) (any, error) {
+		var b body
+		if err := httpapi.DecodeJSON(r, 64, &b); err != nil {
+			return nil, err
+		}
+		return b, nil
+	})
+	srv := mustServe(t, a)
+
+	tests := []struct {
+		name, body string
+		wantStatus int
+		wantMsg    string
+	}{
+		{"valid", `{"userPublicKeys":["a"]}`, 200, ""},
+		{"empty", ``, 400, "request body is empty"},
+		{"unknown field", `{"nope":1}`, 400, `invalid JSON body: json: unknown field "nope"`},
+		{"trailing data", `{"userPublicKeys":[]} {}`, 400, "invalid JSON body: unexpected data after the JSON value"},
+		{"too large", `{"userPublicKeys":["` + strings.Repeat("x", 100) + `"]}`, 400, "request body exceeds 64 bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, err := http.Post(srv.URL+"/exports", "application/json", strings.NewReader(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			raw, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tt.wantStatus {
+				t.Fatalf("status = %d, want %d (%s)", resp.StatusCode, tt.wantStatus, raw)
+			}
+			if tt.wantMsg != "" {
+				if _, msg := errorEnvelope(t, response{body: string(raw)}); msg != tt.wantMsg {
+					t.Errorf("message = %q, want %q", msg, tt.wantMsg)
+				}
+			}
+		})
+	}
+}

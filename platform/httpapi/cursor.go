@@ -1,0 +1,76 @@
+package httpapi
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// RollingWindow is how far back rolling (token-paged) endpoints reach.
+const RollingWindow = 31 * 24 * time.Hour
+
+// cursorVersion is the first byte of every token, so the format can change without misreading old
+// tokens: a token of another version is simply invalid.
+const cursorVersion byte = 1
+
+// maxCursorLen bounds the work done on a client-supplied token before its MAC is checked.
+const maxCursorLen = 2048
+
+// EncodeCursor returns an opaque page token holding v (JSON) bound to scope, e.g.
+// "market/SOL-PERP/trades", so that a token cannot be replayed on another route or symbol.
+// Layout before base64url (unpadded): version byte | JSON payload | HMAC-SHA256(PageKey, len(scope)
+// scope version payload). v must marshal to JSON; a value that cannot is a programming error and panics
+// (answered 500 by Handler's recovery).
+func (a *API) EncodeCursor(scope string, v any) string {
+	payload, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("httpapi: encode cursor for %q: %v", scope, err))
+	}
+	buf := make([]byte, 0, 1+len(payload)+sha256.Size)
+	buf = append(buf, cursorVersion)
+	buf = append(buf, payload...)
+	buf = append(buf, a.cursorMAC(scope, buf)...)
+	return base64.RawURLEncoding.EncodeToString(buf)
+}
+
+// DecodeCursor verifies token against scope and decodes its payload into v (strictly: unknown fields
+// are rejected, so a token from an older cursor shape is refused rather than half-read). Any malformed,
+// forged, foreign-scope or empty token is *Error{Invalid, "Invalid page token"}.
+func (a *API) DecodeCursor(scope, token string, v any) error {
+	if token == "" || len(token) > maxCursorLen {
+		return invalidPageToken()
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil || len(raw) < 1+sha256.Size+1 || raw[0] != cursorVersion {
+		return invalidPageToken()
+	}
+	signed, mac := raw[:len(raw)-sha256.Size], raw[len(raw)-sha256.Size:]
+	if !hmac.Equal(mac, a.cursorMAC(scope, signed)) {
+		return invalidPageToken()
+	}
+	dec := json.NewDecoder(bytes.NewReader(signed[1:]))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return invalidPageToken()
+	}
+	return nil
+}
+
+// cursorMAC authenticates scope and the signed bytes; the scope is length-prefixed so that no
+// (scope, payload) pair can collide with another split of the same bytes.
+func (a *API) cursorMAC(scope string, signed []byte) []byte {
+	m := hmac.New(sha256.New, a.pageKey)
+	m.Write(binary.AppendUvarint(nil, uint64(len(scope))))
+	m.Write([]byte(scope))
+	m.Write(signed)
+	return m.Sum(nil)
+}
+
+func invalidPageToken() *Error {
+	return &Error{Code: Invalid, Message: "Invalid page token"}
+}

@@ -1,0 +1,114 @@
+package httpapi_test
+
+import (
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/tidemark/tidemark/platform/httpapi"
+)
+
+type tradeCursor struct {
+	Ts         int64  `json:"ts"`
+	TxSig      string `json:"txSig"`
+	TxSigIndex int    `json:"txSigIndex"`
+}
+
+// cursorServer pages with cursors scoped by symbol, echoing the decoded cursor and a next token.
+func cursorServer(tb testing.TB, key []byte) (*httpapi.API, string) {
+	tb.Helper()
+	a := httpapi.New(httpapi.Options{PageKey: key})
+	a.Handle(http.MethodGet, "/market/{symbol}/trades", func(r *http.Request) (any, error) {
+		scope := "market/" + httpapi.PathVar(r, "symbol") + "/trades"
+		cur := tradeCursor{Ts: 1_800_000_000}
+		if page := r.URL.Query().Get("page"); page != "" {
+			if err := a.DecodeCursor(scope, page, &cur); err != nil {
+				return nil, err
+			}
+		}
+		next := a.EncodeCursor(scope, tradeCursor{Ts: cur.Ts - 1, TxSig: "sig", TxSigIndex: 2})
+		return httpapi.NewList([]tradeCursor{cur}, httpapi.RollingMeta{NextPage: &next}), nil
+	})
+	return a, mustServe(tb, a).URL
+}
+
+func TestCursorRoundTrip(t *testing.T) {
+	a := httpapi.New(httpapi.Options{PageKey: []byte("0123456789abcdef0123456789abcdef")})
+	in := tradeCursor{Ts: 1_763_700_000, TxSig: "5h3k+/=\"quoted\"", TxSigIndex: 7}
+	tok := a.EncodeCursor("market/SOL-PERP/trades", in)
+	if strings.ContainsAny(tok, "+/=") {
+		t.Errorf("token %q is not unpadded base64url", tok)
+	}
+	if strings.Contains(tok, "1763700000") {
+		t.Errorf("token %q shows its payload", tok)
+	}
+	var out tradeCursor
+	if err := a.DecodeCursor("market/SOL-PERP/trades", tok, &out); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	if out != in {
+		t.Errorf("round trip = %+v, want %+v", out, in)
+	}
+}
+
+func TestCursorRejected(t *testing.T) {
+	key := []byte("0123456789abcdef0123456789abcdef")
+	a, base := cursorServer(t, key)
+	good := a.EncodeCursor("market/SOL-PERP/trades", tradeCursor{Ts: 1_763_700_000, TxSig: "abc", TxSigIndex: 1})
+	raw, err := base64.RawURLEncoding.DecodeString(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flip := func(i int) string {
+		b := append([]byte(nil), raw...)
+		b[i] ^= 0x01
+		return base64.RawURLEncoding.EncodeToString(b)
+	}
+	other := httpapi.New(httpapi.Options{PageKey: []byte("another key, another service, 32b")})
+
+	tests := []struct {
+		name, symbol, token string
+	}{
+		{"flipped version byte", "SOL-PERP", flip(0)},
+		{"flipped payload byte", "SOL-PERP", flip(5)},
+		{"flipped last mac byte", "SOL-PERP", flip(len(raw) - 1)},
+		{"truncated", "SOL-PERP", good[:len(good)-4]},
+		{"wrong scope", "BTC-PERP", good},
+		{"other key", "SOL-PERP", other.EncodeCursor("market/SOL-PERP/trades", tradeCursor{Ts: 1})},
+		{"not base64", "SOL-PERP", "!!!not*base64!!!"},
+		{"padded base64", "SOL-PERP", good + "=="},
+		{"base64 of plain json", "SOL-PERP", base64.RawURLEncoding.EncodeToString([]byte(`{"ts":1763700000}`))},
+		{"short", "SOL-PERP", "AQ"},
+		{"huge", "SOL-PERP", strings.Repeat("A", 5000)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := mustGet(t, base+"/market/"+tt.symbol+"/trades?page="+url.QueryEscape(tt.token))
+			if r.status != http.StatusBadRequest {
+				t.Fatalf("status = %d, want 400 (body %s)", r.status, r.body)
+			}
+			if success, msg := errorEnvelope(t, r); success || msg != "Invalid page token" {
+				t.Errorf("body = %s", r.body)
+			}
+		})
+	}
+
+	// The good token works on its own route, and so does the token the API hands out.
+	r := mustGet(t, base+"/market/SOL-PERP/trades?page="+good)
+	if r.status != http.StatusOK || !strings.Contains(r.body, `"ts":1763700000`) {
+		t.Fatalf("good token: %d %s", r.status, r.body)
+	}
+}
+
+func TestCursorPayloadMismatch(t *testing.T) {
+	// A correctly signed token whose payload no longer fits the cursor type (a deploy changed it).
+	a := httpapi.New(httpapi.Options{PageKey: []byte("0123456789abcdef0123456789abcdef")})
+	tok := a.EncodeCursor("s", map[string]any{"legacy": true})
+	var cur tradeCursor
+	err := a.DecodeCursor("s", tok, &cur)
+	if httpapi.CodeOf(err) != httpapi.Invalid || err.Error() != "Invalid page token" {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -1,0 +1,140 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tidemark/tidemark/platform/httpapi"
+)
+
+// logBuffer collects JSON log lines written by server goroutines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// lines returns the decoded log records.
+func (b *logBuffer) lines(tb testing.TB) []map[string]any {
+	tb.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(b.buf.String()), "\n") {
+		if line == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			tb.Fatalf("log line %q: %v", line, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// count returns how many records match every key/value of want.
+func (b *logBuffer) count(tb testing.TB, want map[string]any) int {
+	tb.Helper()
+	n := 0
+	for _, l := range b.lines(tb) {
+		if matches(l, want) {
+			n++
+		}
+	}
+	return n
+}
+
+func matches(rec, want map[string]any) bool {
+	for k, v := range want {
+		if rec[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func newLogger(buf *logBuffer) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// mustServe serves a's Handler on a real loopback server closed at cleanup.
+func mustServe(tb testing.TB, a *httpapi.API) *httptest.Server {
+	tb.Helper()
+	srv := httptest.NewServer(a.Handler())
+	tb.Cleanup(srv.Close)
+	return srv
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   string
+}
+
+func mustDo(tb testing.TB, method, url string) response {
+	tb.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		tb.Fatalf("new request: %v", err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tb.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		tb.Fatalf("read body: %v", err)
+	}
+	return response{status: resp.StatusCode, header: resp.Header, body: string(body)}
+}
+
+func mustGet(tb testing.TB, url string) response {
+	tb.Helper()
+	return mustDo(tb, http.MethodGet, url)
+}
+
+// errorEnvelope decodes an error answer strictly: exactly success and message.
+func errorEnvelope(tb testing.TB, r response) (success bool, message string) {
+	tb.Helper()
+	dec := json.NewDecoder(strings.NewReader(r.body))
+	dec.DisallowUnknownFields()
+	var e struct {
+		Success *bool   `json:"success"`
+		Message *string `json:"message"`
+	}
+	if err := dec.Decode(&e); err != nil {
+		tb.Fatalf("error body %q: %v", r.body, err)
+	}
+	if e.Success == nil || e.Message == nil {
+		tb.Fatalf("error body %q lacks success or message", r.body)
+	}
+	return *e.Success, *e.Message
+}
+
+// eventually polls cond until it holds or a deadline passes: the access log, metrics and span of a
+// request are recorded just after the client has its answer.
+func eventually(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -1,0 +1,183 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+)
+
+// List is the envelope of every list answer: {"success":true,"records":[...],"meta":{...}}.
+// Records is always an array in JSON, never null; Meta is omitted when nil (candles have none).
+type List[T any] struct {
+	Success bool `json:"success"`
+	Records []T  `json:"records"`
+	Meta    any  `json:"meta,omitempty"`
+}
+
+// NewList is a successful List.
+func NewList[T any](records []T, meta any) List[T] {
+	return List[T]{Success: true, Records: records, Meta: meta}
+}
+
+// MarshalJSON writes nil Records as [] so clients can always iterate.
+func (l List[T]) MarshalJSON() ([]byte, error) {
+	recs := l.Records
+	if recs == nil {
+		recs = []T{}
+	}
+	return json.Marshal(struct {
+		Success bool `json:"success"`
+		Records []T  `json:"records"`
+		Meta    any  `json:"meta,omitempty"`
+	}{l.Success, recs, l.Meta})
+}
+
+// RollingMeta is the meta of rolling (token-paged) lists; NextPage is nil on the last page.
+type RollingMeta struct {
+	NextPage *string `json:"nextPage"`
+}
+
+// DatedMeta is the meta of dated (number-paged) lists. Every field is nullable in the spec; NewDatedMeta
+// fills them all.
+type DatedMeta struct {
+	Records        *int  `json:"records"`
+	TotalRecords   *int  `json:"totalRecords"`
+	CurrentPage    *int  `json:"currentPage"`
+	TotalPages     *int  `json:"totalPages"`
+	NextPage       *int  `json:"nextPage"`
+	IncludesLatest *bool `json:"includesLatest"`
+}
+
+// NewDatedMeta describes page (1-based) of a range holding total records, of which returned are in this
+// answer. totalPages = ceil(total/DatedPageSize); NextPage is nil on the last page and beyond it.
+// includesLatest tells whether the range reaches the present, so its counts can still grow.
+func NewDatedMeta(total, page, returned int, includesLatest bool) DatedMeta {
+	pages := (total + DatedPageSize - 1) / DatedPageSize
+	m := DatedMeta{
+		Records:        &returned,
+		TotalRecords:   &total,
+		CurrentPage:    &page,
+		TotalPages:     &pages,
+		IncludesLatest: &includesLatest,
+	}
+	if page < pages {
+		next := page + 1
+		m.NextPage = &next
+	}
+	return m
+}
+
+// RawJSON is an already encoded JSON document answered as is (status 200).
+type RawJSON []byte
+
+// Respond writes the document.
+func (j RawJSON) Respond(w http.ResponseWriter, _ *http.Request) error {
+	return writeBody(w, http.StatusOK, j)
+}
+
+// RawList is a successful list whose records are already encoded JSON, as services store them. It is
+// written by concatenation: encoding/json would re-validate and compact every record byte on the
+// hottest paths of the API. Records must each be one valid JSON value; Meta is encoded normally.
+type RawList struct {
+	Records []json.RawMessage
+	Meta    any
+}
+
+// Respond writes {"success":true,"records":[...],"meta":...}.
+func (l RawList) Respond(w http.ResponseWriter, _ *http.Request) error {
+	meta, err := json.Marshal(l.Meta)
+	if err != nil {
+		return fmt.Errorf("encode meta: %w", err)
+	}
+	size := 40 + len(meta)
+	for _, r := range l.Records {
+		size += len(r) + 1
+	}
+	b := make([]byte, 0, size)
+	b = append(b, `{"success":true,"records":[`...)
+	for i, r := range l.Records {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, r...)
+	}
+	b = append(b, `],"meta":`...)
+	b = append(b, meta...)
+	b = append(b, '}')
+	return writeBody(w, http.StatusOK, b)
+}
+
+// ServeOpenAPI serves doc, the JSON form of the API description, at whatever route it is registered on.
+// An invalid document answers 500 rather than failing start-up: the contract tests catch it first.
+func ServeOpenAPI(doc []byte) Func {
+	valid := json.Valid(doc)
+	body := RawJSON(bytes.Clone(doc))
+	return func(*http.Request) (any, error) {
+		if !valid {
+			return nil, errors.New("openapi document is not valid JSON")
+		}
+		return body, nil
+	}
+}
+
+// DecodeJSON decodes the request body into v strictly: at most maxBytes, one JSON value, no unknown
+// fields. Any problem is an Invalid error naming it.
+func DecodeJSON(r *http.Request, maxBytes int64, v any) error {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBytes+1))
+	if err != nil {
+		return fmt.Errorf("read request body: %w", err)
+	}
+	if int64(len(body)) > maxBytes {
+		return Errorf(Invalid, "request body exceeds %d bytes", maxBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		if errors.Is(err, io.EOF) {
+			return Errorf(Invalid, "request body is empty")
+		}
+		return Errorf(Invalid, "invalid JSON body: %s", err.Error())
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return Errorf(Invalid, "invalid JSON body: unexpected data after the JSON value")
+	}
+	return nil
+}
+
+// encodeJSON encodes v fully before anything is written, so an encoding failure can still be answered
+// as a proper 500.
+func encodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("encode response: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// writeBody writes a JSON body. A write error means the client is gone; the caller has nobody to tell.
+func writeBody(w http.ResponseWriter, status int, body []byte) error {
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	if _, err := w.Write(body); err != nil {
+		return fmt.Errorf("write response: %w", err)
+	}
+	return nil
+}
+
+// writeJSON encodes and writes v; errorBody always encodes, so callers with it need no error path.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := encodeJSON(v)
+	if err != nil {
+		body = []byte(`{"success":false,"message":"internal error"}` + "\n")
+		status = http.StatusInternalServerError
+	}
+	_ = writeBody(w, status, body)
+}
