@@ -51,21 +51,21 @@ type handlers struct {
 func anyMarket(market.Market) error { return nil }
 
 func predictionMarket(m market.Market) error {
-	if m.Filter != string(events.FilterPrediction) {
+	if m.Filter != events.FilterPrediction {
 		return httpapi.Errorf(httpapi.NotFound, "%s is not a prediction market", m.Symbol)
 	}
 	return nil
 }
 
 func perpMarket(m market.Market) error {
-	if m.Type != string(events.Perp) {
+	if m.Type != string(events.MarketTypePerp) {
 		return httpapi.Errorf(httpapi.NotFound, "%s is not a perp market", m.Symbol)
 	}
 	return nil
 }
 
 func spotMarket(m market.Market) error {
-	if m.Type != string(events.Spot) {
+	if m.Type != string(events.MarketTypeSpot) {
 		return httpapi.Errorf(httpapi.NotFound, "%s is not a spot market", m.Symbol)
 	}
 	return nil

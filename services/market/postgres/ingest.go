@@ -33,12 +33,12 @@ func NewIngest(schema string, edgeWindow time.Duration, now func() time.Time) *I
 // Sinks returns one sink per consumed topic.
 func (in *Ingest) Sinks() []ingest.Sink {
 	return []ingest.Sink{
-		ingest.NewSink(events.TopicFills, decode[*events.Fill], in.writeFills),
-		ingest.NewSink(events.TopicFundingRates, decode[*events.FundingRate], in.writeFundingRates),
-		ingest.NewSink(events.TopicInsuranceFund, decode[*events.InsuranceFund], in.writeInsuranceFund),
-		ingest.NewSink(events.TopicIFStakes, decode[*events.IFStake], in.writeIFStakes),
-		ingest.NewSink(events.TopicSwaps, decode[*events.Swap], in.writeSwaps),
-		ingest.NewSink(events.TopicDeposits, decode[*events.Deposit], in.writeDeposits),
+		ingest.NewSink(events.TopicFills, decode[*events.Fill](events.TopicFills), in.writeFills),
+		ingest.NewSink(events.TopicFundingRates, decode[*events.FundingRate](events.TopicFundingRates), in.writeFundingRates),
+		ingest.NewSink(events.TopicInsuranceFund, decode[*events.InsuranceFund](events.TopicInsuranceFund), in.writeInsuranceFund),
+		ingest.NewSink(events.TopicIFStakes, decode[*events.IFStake](events.TopicIFStakes), in.writeIFStakes),
+		ingest.NewSink(events.TopicSwaps, decode[*events.Swap](events.TopicSwaps), in.writeSwaps),
+		ingest.NewSink(events.TopicDeposits, decode[*events.Deposit](events.TopicDeposits), in.writeDeposits),
 	}
 }
 
@@ -131,7 +131,7 @@ func (in *Ingest) writeFundingRates(ctx context.Context, tx pgx.Tx, recs []*even
 	}
 	ms := map[string]catalogueEntry{}
 	for _, r := range recs {
-		ms[r.Symbol] = catalogueEntry{Symbol: r.Symbol, Index: r.MarketIndex, Type: string(events.Perp), Filter: events.MarketFilter(events.Perp, r.Symbol)}
+		ms[r.Symbol] = catalogueEntry{Symbol: r.Symbol, Index: r.MarketIndex, Type: string(events.MarketTypePerp), Filter: events.MarketFilter(events.MarketTypePerp, r.Symbol)}
 	}
 	return in.upsertMarkets(ctx, tx, ms)
 }
@@ -150,7 +150,7 @@ func (in *Ingest) writeInsuranceFund(ctx context.Context, tx pgx.Tx, recs []*eve
 	}
 	ms := map[string]catalogueEntry{}
 	for _, r := range recs {
-		ms[r.Symbol] = catalogueEntry{Symbol: r.Symbol, Index: r.SpotMarketIndex, Type: string(events.Spot), Filter: string(events.Spot)}
+		ms[r.Symbol] = catalogueEntry{Symbol: r.Symbol, Index: r.SpotMarketIndex, Type: string(events.MarketTypeSpot), Filter: string(events.MarketTypeSpot)}
 	}
 	return in.upsertMarkets(ctx, tx, ms)
 }
@@ -216,7 +216,7 @@ func (in *Ingest) writeDeposits(ctx context.Context, tx pgx.Tx, recs []*events.D
 	}
 	ms := map[string]catalogueEntry{}
 	for _, r := range recs {
-		ms[r.Symbol] = catalogueEntry{Symbol: r.Symbol, Index: r.MarketIndex, Type: string(events.Spot), Filter: string(events.Spot)}
+		ms[r.Symbol] = catalogueEntry{Symbol: r.Symbol, Index: r.MarketIndex, Type: string(events.MarketTypeSpot), Filter: string(events.MarketTypeSpot)}
 	}
 	return in.upsertMarkets(ctx, tx, ms)
 }

@@ -57,7 +57,9 @@ func seriesOf(s market.Series) (series, error) {
 	case market.InsuranceFundStake:
 		return series{"if_stakes", []string{"symbol = $1"}}, nil
 	case market.Swaps:
-		return series{"swaps", []string{"in_symbol = $1", "out_symbol = $1"}}, nil
+		// The second predicate excludes the first's rows so the branches can be joined with UNION ALL
+		// (json has no equality operator, so UNION cannot deduplicate).
+		return series{"swaps", []string{"in_symbol = $1", "out_symbol = $1 AND in_symbol <> $1"}}, nil
 	case market.Deposits:
 		return series{"deposits", []string{"symbol = $1 AND category = 'deposit'"}}, nil
 	case market.Rewards:
@@ -124,8 +126,7 @@ func (s *Store) Rolling(ctx context.Context, q market.RollingQuery) ([]market.Ro
 	}
 	sql := parts[0]
 	if len(parts) > 1 {
-		// UNION (not ALL): a swap of a market with itself would otherwise be listed twice.
-		sql = strings.Join(parts, " UNION ") + " ORDER BY ts DESC, tx_sig DESC, tx_sig_index DESC LIMIT $3"
+		sql = strings.Join(parts, " UNION ALL ") + " ORDER BY ts DESC, tx_sig DESC, tx_sig_index DESC LIMIT $3"
 	}
 	return s.rows(ctx, sql, args...)
 }
@@ -144,7 +145,7 @@ func (s *Store) Dated(ctx context.Context, q market.DatedQuery) ([]market.Row, i
 		for i, w := range sr.wheres {
 			parts[i] = fmt.Sprintf("SELECT %s FROM %s.%s WHERE %s AND ts >= $2 AND ts < $3", keyCols, s.schema, sr.table, w)
 		}
-		from = "(" + strings.Join(parts, " UNION ") + ") u"
+		from = "(" + strings.Join(parts, " UNION ALL ") + ") u"
 	}
 	count = "SELECT count(*) FROM " + from
 	var total int

@@ -1,0 +1,338 @@
+package service_test
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/tidemark/tidemark/platform/events"
+)
+
+// seed ingests a little of every series the Market tag serves, on 2026-11-18 and 2026-11-19.
+func seed(t *testing.T, s *stack) {
+	t.Helper()
+	day1, day2 := at("2026-11-18T09:00:00Z"), at("2026-11-19T09:00:00Z")
+	var msgs []events.Message
+	msgs = append(msgs, encode(t, events.TopicFills,
+		fill(solPerp, day1, 1, 150_000_000, 1_000_000_000, 150_000_000),
+		fill(solPerp, day2, 2, 302_000_000, 2_000_000_000, 151_000_000),
+		fill(betMkt, day2+60, 3, 620_000, 1_000_000_000, 610_000),
+		fill(solSpot, day2+120, 4, 149_000_000, 1_000_000_000, 149_000_000),
+	)...)
+	msgs = append(msgs, encode(t, events.TopicFundingRates, fundingRate(solPerp, day1, 1), fundingRate(solPerp, day2, 2))...)
+	msgs = append(msgs, encode(t, events.TopicInsuranceFund, insuranceFund(usdc, day2, 1))...)
+	msgs = append(msgs, encode(t, events.TopicDeposits, deposit(usdc, day2, 1, false), deposit(usdc, day2+5, 2, true))...)
+	msgs = append(msgs, encode(t, events.TopicSwaps, swap(usdc, solSpot, day2, 1))...)
+	s.ingest(t, msgs...)
+	// Stakes resolve their symbol from the catalogue, which the deposits above filled.
+	s.ingest(t, encode(t, events.TopicIFStakes, ifStake(usdc, day2, 1, false), ifStake(usdc, day2+1, 2, true))...)
+}
+
+// TestEveryMarketRouteMatchesTheContract drives every documented Market operation with real data and
+// validates each answer (status, headers, body) against api/openapi.yaml.
+func TestEveryMarketRouteMatchesTheContract(t *testing.T) {
+	s := startStack(t)
+	seed(t, s)
+	paths := []struct {
+		path    string
+		records int
+	}{
+		{"/market/SOL-PERP/trades", 2},
+		{"/market/SOL-PERP/trades?limit=1", 1},
+		{"/market/SOL-PERP/trades/2026/11/19", 1},
+		{"/market/TRUMP-WIN-2028-BET/predictions", 1},
+		{"/market/TRUMP-WIN-2028-BET/predictions/2026/11/19", 1},
+		{"/market/SOL-PERP/fundingRates?limit=750", 2},
+		{"/market/SOL-PERP/fundingRates/2026/11/18", 1},
+		{"/market/USDC/insuranceFund", 1},
+		{"/market/USDC/insuranceFund/2026/11/19", 1},
+		{"/market/USDC/insuranceFundStake", 2},
+		{"/market/USDC/insuranceFundStake/2026/11/19", 2},
+		{"/market/USDC/swaps", 1},
+		{"/market/SOL/swaps/2026/11/19", 1},
+		{"/market/USDC/deposits", 1},
+		{"/market/USDC/deposits/2026/11/19", 1},
+		{"/market/USDC/rewards", 1},
+		{"/market/USDC/rewards/2026/11/19", 1},
+	}
+	for _, p := range paths {
+		var body struct {
+			Success bool              `json:"success"`
+			Records []json.RawMessage `json:"records"`
+		}
+		s.getJSON(t, p.path, http.StatusOK, &body)
+		if !body.Success || len(body.Records) != p.records {
+			t.Errorf("GET %s: %d records, want %d", p.path, len(body.Records), p.records)
+		}
+		if strings.Count(p.path, "/") > 4 { // dated: the CSV form too
+			rec := s.get(t, p.path+"?format=csv")
+			if rec.Code != http.StatusOK || strings.Count(rec.Body.String(), "\n") != p.records+1 {
+				t.Errorf("GET %s?format=csv: status %d, body %q", p.path, rec.Code, rec.Body.String())
+			}
+		}
+	}
+	for _, res := range []string{"1", "5", "15", "60", "240", "D", "W", "M"} {
+		s.getJSON(t, "/market/SOL-PERP/candles/"+res, http.StatusOK, nil)
+	}
+	s.getJSON(t, "/openapi.json", http.StatusOK, nil)
+	s.v.RequireCovered(t, "/market")
+}
+
+func TestRollingPagesWalkEveryRecordOnceNewestFirst(t *testing.T) {
+	s := startStack(t)
+	var recs []events.Record
+	// 3 fills per hour over the last 40 days: those older than 31 days must not be listed.
+	id := 0
+	inWindow := 0
+	cutoff := now.Add(-31 * 24 * 3600 * 1e9).Unix()
+	for ts := now.Unix() - 40*86400; ts <= now.Unix(); ts += 1200 {
+		id++
+		recs = append(recs, fill(solPerp, ts, id, 150_000_000, 1_000_000_000, 150_000_000))
+		if ts >= cutoff {
+			inWindow++
+		}
+		if id%10 == 0 { // another market's fills interleave and must not leak in
+			recs = append(recs, fill(btcPerp, ts, 100_000+id, 60_000_000_000, 1_000_000_000, 60_000_000_000))
+		}
+	}
+	s.ingest(t, encode(t, events.TopicFills, recs...)...)
+
+	type page struct {
+		Records []events.Fill `json:"records"`
+		Meta    struct {
+			NextPage *string `json:"nextPage"`
+		} `json:"meta"`
+	}
+	seen := map[string]bool{}
+	var last *events.Fill
+	path := "/market/SOL-PERP/trades?limit=50"
+	pages := 0
+	for {
+		var p page
+		s.getJSON(t, path, http.StatusOK, &p)
+		pages++
+		for i := range p.Records {
+			f := &p.Records[i]
+			if f.Symbol != "SOL-PERP" {
+				t.Fatalf("record of %s listed under SOL-PERP", f.Symbol)
+			}
+			k := fmt.Sprintf("%s/%d", f.TxSig, f.TxSigIndex)
+			if seen[k] {
+				t.Fatalf("record %s listed twice", k)
+			}
+			seen[k] = true
+			if last != nil && (f.Ts > last.Ts || (f.Ts == last.Ts && f.TxSig >= last.TxSig)) {
+				t.Fatalf("records out of order: %d after %d", f.Ts, last.Ts)
+			}
+			last = f
+		}
+		if p.Meta.NextPage == nil {
+			break
+		}
+		path = "/market/SOL-PERP/trades?limit=50&page=" + url.QueryEscape(*p.Meta.NextPage)
+	}
+	if len(seen) != inWindow {
+		t.Fatalf("walked %d records, want the %d of the last 31 days", len(seen), inWindow)
+	}
+	if want := (inWindow + 49) / 50; pages != want && pages != want+1 {
+		t.Fatalf("%d pages for %d records", pages, inWindow)
+	}
+
+	// A token is bound to its route and signed: forged, truncated and borrowed tokens are refused.
+	var first page
+	s.getJSON(t, "/market/SOL-PERP/trades", http.StatusOK, &first)
+	tok := *first.Meta.NextPage
+	forged := []byte(tok)
+	forged[len(forged)/2] ^= 0x01
+	for _, bad := range []string{
+		"/market/SOL-PERP/trades?page=" + url.QueryEscape(string(forged)),
+		"/market/SOL-PERP/trades?page=" + url.QueryEscape(tok[:len(tok)-4]),
+		"/market/SOL-PERP/trades?page=not-a-token",
+		"/market/BTC-PERP/trades?page=" + url.QueryEscape(tok),
+		"/market/SOL-PERP/fundingRates?page=" + url.QueryEscape(tok),
+	} {
+		rec := s.get(t, bad)
+		if rec.Code != http.StatusBadRequest {
+			t.Fatalf("GET %s: status %d, want 400", bad, rec.Code)
+		}
+		mustContain(t, rec.Body.String(), `"message":"Invalid page token"`)
+	}
+}
+
+func TestDatedPagesAddUpAndCSVMatchesJSON(t *testing.T) {
+	s := startStack(t)
+	day := at("2026-11-18T00:00:00Z")
+	var recs []events.Record
+	for i := 0; i < 45; i++ {
+		recs = append(recs, fill(solPerp, day+int64(i)*1800, i+1, 150_000_000+int64(i)*1000, 1_000_000_000, 150_000_000))
+	}
+	// Neighbouring days must not count.
+	recs = append(recs, fill(solPerp, day-1, 1000, 150_000_000, 1_000_000_000, 150_000_000),
+		fill(solPerp, day+86400, 1001, 150_000_000, 1_000_000_000, 150_000_000))
+	s.ingest(t, encode(t, events.TopicFills, recs...)...)
+
+	type meta struct {
+		Records, TotalRecords, CurrentPage, TotalPages int
+		NextPage                                       *int
+		IncludesLatest                                 bool
+	}
+	var all []json.RawMessage
+	for p := 1; p <= 4; p++ {
+		var body struct {
+			Records []json.RawMessage `json:"records"`
+			Meta    meta              `json:"meta"`
+		}
+		s.getJSON(t, fmt.Sprintf("/market/SOL-PERP/trades/2026/11/18?page=%d", p), http.StatusOK, &body)
+		m := body.Meta
+		if m.TotalRecords != 45 || m.TotalPages != 3 || m.CurrentPage != p || m.Records != len(body.Records) || m.IncludesLatest {
+			t.Fatalf("page %d meta %+v", p, m)
+		}
+		switch {
+		case p < 3 && (m.NextPage == nil || *m.NextPage != p+1):
+			t.Fatalf("page %d nextPage %v", p, m.NextPage)
+		case p >= 3 && m.NextPage != nil:
+			t.Fatalf("page %d nextPage %d, want null", p, *m.NextPage)
+		}
+		all = append(all, body.Records...)
+
+		// The CSV of the same page has the header and exactly the JSON records' values.
+		rec := s.get(t, fmt.Sprintf("/market/SOL-PERP/trades/2026/11/18?page=%d&format=csv", p))
+		if cd := rec.Header().Get("Content-Disposition"); cd != `attachment; filename="market-SOL-PERP-trades-2026-11-18.csv"` {
+			t.Fatalf("Content-Disposition %q", cd)
+		}
+		if !bytes.HasPrefix(rec.Body.Bytes(), []byte(`"ts","txSig","txSigIndex","slot","fillerReward"`)) {
+			t.Fatalf("CSV header %q", strings.SplitN(rec.Body.String(), "\n", 2)[0])
+		}
+		rows, err := csv.NewReader(rec.Body).ReadAll()
+		if err != nil {
+			t.Fatalf("read CSV: %v", err)
+		}
+		if want := (&events.Fill{}).CSVHeader(); strings.Join(rows[0], ",") != strings.Join(want, ",") {
+			t.Fatalf("CSV header %v, want %v", rows[0], want)
+		}
+		if len(rows)-1 != len(body.Records) {
+			t.Fatalf("page %d: %d CSV rows, %d JSON records", p, len(rows)-1, len(body.Records))
+		}
+		for i, raw := range body.Records {
+			var obj map[string]any
+			if err := json.Unmarshal(raw, &obj); err != nil {
+				t.Fatal(err)
+			}
+			for c, name := range rows[0] {
+				v, ok := obj[name]
+				got := rows[i+1][c]
+				want := ""
+				if ok {
+					want = strings.Trim(string(mustJSON(t, v)), `"`)
+				}
+				if got != want {
+					t.Fatalf("page %d row %d column %s: CSV %q, JSON %q", p, i, name, got, want)
+				}
+			}
+		}
+	}
+	if len(all) != 45 {
+		t.Fatalf("pages hold %d records, want 45", len(all))
+	}
+	var firstTs, lastTs struct {
+		Ts int64 `json:"ts"`
+	}
+	_ = json.Unmarshal(all[0], &firstTs)
+	_ = json.Unmarshal(all[44], &lastTs)
+	if firstTs.Ts != day || lastTs.Ts != day+44*1800 {
+		t.Fatalf("dated pages run %d..%d, want oldest first %d..%d", firstTs.Ts, lastTs.Ts, day, day+44*1800)
+	}
+
+	// Today's page may still grow.
+	var today struct {
+		Meta meta `json:"meta"`
+	}
+	s.getJSON(t, "/market/SOL-PERP/trades/2026/11/19", http.StatusOK, &today)
+	if !today.Meta.IncludesLatest || today.Meta.TotalRecords != 1 {
+		t.Fatalf("today's meta %+v", today.Meta)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestLimitsAndErrors covers every limit and error of the spec's tables that concerns the Market tag.
+func TestLimitsAndErrors(t *testing.T) {
+	s := startStack(t)
+	seed(t, s)
+	cases := []struct {
+		path    string
+		status  int
+		message string
+	}{
+		{"/market/SOL-PERP/trades?limit=0", 400, "limit must be an integer between 1 and 50"},
+		{"/market/SOL-PERP/trades?limit=51", 400, "limit must be an integer between 1 and 50"},
+		{"/market/SOL-PERP/trades?limit=abc", 400, "limit must be an integer between 1 and 50"},
+		{"/market/SOL-PERP/trades?limit=50", 200, ""},
+		{"/market/SOL-PERP/fundingRates?limit=751", 400, "limit must be an integer between 1 and 750"},
+		{"/market/SOL-PERP/fundingRates?limit=0", 400, "limit must be an integer between 1 and 750"},
+		{"/market/SOL-PERP/candles/1?limit=1001", 400, "limit must be an integer between 1 and 1000"},
+		{"/market/SOL-PERP/candles/1?limit=0", 400, "limit must be an integer between 1 and 1000"},
+		{"/market/SOL-PERP/candles/1?limit=1000", 200, ""},
+		{"/market/SOL-PERP/candles/1?startTs=1668470399", 400, "startTs must be an integer between 1668470400"},
+		{"/market/SOL-PERP/candles/1?endTs=1668470399", 400, "endTs must be an integer between 1668470400"},
+		{"/market/SOL-PERP/candles/1?startTs=1668470400&endTs=1668474000", 200, ""},
+		{"/market/SOL-PERP/candles/2", 400, "resolution must be one of"},
+		{"/market/SOL-PERP/trades/2021/12/31", 400, "year must be an integer >= 2022"},
+		{"/market/SOL-PERP/trades/2026/13/01", 400, "month must be an integer between 1 and 12"},
+		{"/market/SOL-PERP/trades/2026/0/01", 400, "month must be an integer between 1 and 12"},
+		{"/market/SOL-PERP/trades/2026/11/32", 400, "day must be an integer between 1 and 31"},
+		{"/market/SOL-PERP/trades/2026/11/0", 400, "day must be an integer between 1 and 31"},
+		{"/market/SOL-PERP/trades/2026/02/30", 400, "is not a valid date"},
+		{"/market/SOL-PERP/trades/2026/11/20", 400, "is in the future"},
+		{"/market/SOL-PERP/trades/2026/11/x", 400, "day must be an integer"},
+		{"/market/SOL-PERP/trades/2026/11/18?page=0", 400, "page"},
+		{"/market/SOL-PERP/trades/2026/11/18?format=xml", 400, "format must be one of"},
+		{"/market/DOGE-PERP/trades", 404, "market DOGE-PERP not found"},
+		{"/market/DOGE-PERP/candles/1", 404, "market DOGE-PERP not found"},
+		{"/market/DOGE-PERP/trades/2026/11/18", 404, "market DOGE-PERP not found"},
+		{"/market/SOL-PERP/predictions", 404, "SOL-PERP is not a prediction market"},
+		{"/market/USDC/fundingRates", 404, "USDC is not a perp market"},
+		{"/market/SOL-PERP/insuranceFund", 404, "SOL-PERP is not a spot market"},
+		{"/market/SOL-PERP/deposits", 404, "SOL-PERP is not a spot market"},
+	}
+	for _, c := range cases {
+		t.Run(c.path, func(t *testing.T) {
+			rec := s.get(t, c.path)
+			if rec.Code != c.status {
+				t.Fatalf("status %d, want %d; body %s", rec.Code, c.status, rec.Body.String())
+			}
+			if c.status != 200 {
+				var e struct {
+					Success *bool  `json:"success"`
+					Message string `json:"message"`
+				}
+				if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Success == nil || *e.Success {
+					t.Fatalf("error body %s", rec.Body.String())
+				}
+				mustContain(t, e.Message, c.message)
+			}
+		})
+	}
+	// Paths outside the document: still JSON errors, never HTML.
+	for _, p := range []string{"/market", "/nope", "/market/SOL-PERP/unknown"} {
+		rec := httpRecorder(s, http.MethodGet, p)
+		if rec.Code != 404 || !strings.Contains(rec.Body.String(), `"success":false`) {
+			t.Fatalf("GET %s: %d %s", p, rec.Code, rec.Body.String())
+		}
+	}
+	if rec := httpRecorder(s, http.MethodPost, "/market/SOL-PERP/trades"); rec.Code != 405 || !strings.Contains(rec.Body.String(), `"success":false`) {
+		t.Fatalf("POST trades: %d %s", rec.Code, rec.Body.String())
+	}
+}
