@@ -1,0 +1,354 @@
+package events
+
+import (
+	"strconv"
+	"strings"
+)
+
+// CSVRecord is a record with a fixed CSV layout. CSVHeader returns a fresh slice on every call; CSVRow
+// returns the values in the same order. Both work on a nil receiver's zero value, so
+// (*Fill)(nil).CSVHeader() gives the header without a record at hand.
+//
+// Column order: ts, txSig, txSigIndex, slot, then the record's fields in the order the reference
+// (fills, deposits, swaps, ...) or the spec (funding rates, IF stakes, IF records, LP mint/redeem)
+// lists them. Fills: ts,txSig,txSigIndex,slot,fillerReward,baseAssetAmountFilled,
+// quoteAssetAmountFilled,takerFee,makerRebate,referrerReward,quoteAssetAmountSurplus,
+// takerOrderBaseAssetAmount,takerOrderCumulativeBaseAssetAmountFilled,
+// takerOrderCumulativeQuoteAssetAmountFilled,makerOrderBaseAssetAmount,
+// makerOrderCumulativeBaseAssetAmountFilled,makerOrderCumulativeQuoteAssetAmountFilled,oraclePrice,
+// makerFee,action,actionExplanation,marketIndex,marketType,filler,fillRecordId,taker,takerOrderId,
+// takerOrderDirection,maker,makerOrderId,makerOrderDirection,spotFulfillmentMethodFee,
+// takerExistingQuoteEntryAmount,takerExistingBaseAssetAmount,makerExistingQuoteEntryAmount,
+// makerExistingBaseAssetAmount,marketFilter,user,symbol (bitFlags is internal and never exported).
+// Absent optional values are empty cells.
+type CSVRecord interface {
+	CSVHeader() []string
+	CSVRow() []string
+}
+
+type column struct{ name, value string }
+
+func csvHeader(cols []column) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = c.name
+	}
+	return out
+}
+
+func csvRow(cols []column) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = c.value
+	}
+	return out
+}
+
+func i64(v int64) string { return strconv.FormatInt(v, 10) }
+func itoa(v int) string  { return strconv.Itoa(v) }
+
+func optIndex(v *int) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.Itoa(*v)
+}
+
+func txColumns(ts int64, txSig string, txSigIndex int, slot int64) []column {
+	return []column{{"ts", i64(ts)}, {"txSig", txSig}, {"txSigIndex", itoa(txSigIndex)}, {"slot", i64(slot)}}
+}
+
+func (r *Fill) CSVHeader() []string { return csvHeader(r.columns()) }
+func (r *Fill) CSVRow() []string    { return csvRow(r.columns()) }
+func (r *Fill) columns() []column {
+	if r == nil {
+		r = &Fill{}
+	}
+	return append(txColumns(r.Ts, r.TxSig, r.TxSigIndex, r.Slot),
+		column{"fillerReward", string(r.FillerReward)},
+		column{"baseAssetAmountFilled", string(r.BaseAssetAmountFilled)},
+		column{"quoteAssetAmountFilled", string(r.QuoteAssetAmountFilled)},
+		column{"takerFee", string(r.TakerFee)},
+		column{"makerRebate", string(r.MakerRebate)},
+		column{"referrerReward", string(r.ReferrerReward)},
+		column{"quoteAssetAmountSurplus", string(r.QuoteAssetAmountSurplus)},
+		column{"takerOrderBaseAssetAmount", string(r.TakerOrderBaseAssetAmount)},
+		column{"takerOrderCumulativeBaseAssetAmountFilled", string(r.TakerOrderCumulativeBaseAssetAmountFilled)},
+		column{"takerOrderCumulativeQuoteAssetAmountFilled", string(r.TakerOrderCumulativeQuoteAssetAmountFilled)},
+		column{"makerOrderBaseAssetAmount", string(r.MakerOrderBaseAssetAmount)},
+		column{"makerOrderCumulativeBaseAssetAmountFilled", string(r.MakerOrderCumulativeBaseAssetAmountFilled)},
+		column{"makerOrderCumulativeQuoteAssetAmountFilled", string(r.MakerOrderCumulativeQuoteAssetAmountFilled)},
+		column{"oraclePrice", string(r.OraclePrice)},
+		column{"makerFee", string(r.MakerFee)},
+		column{"action", r.Action},
+		column{"actionExplanation", r.ActionExplanation},
+		column{"marketIndex", itoa(r.MarketIndex)},
+		column{"marketType", string(r.MarketType)},
+		column{"filler", r.Filler},
+		column{"fillRecordId", r.FillRecordID},
+		column{"taker", r.Taker},
+		column{"takerOrderId", r.TakerOrderID},
+		column{"takerOrderDirection", r.TakerOrderDirection},
+		column{"maker", r.Maker},
+		column{"makerOrderId", r.MakerOrderID},
+		column{"makerOrderDirection", r.MakerOrderDirection},
+		column{"spotFulfillmentMethodFee", string(r.SpotFulfillmentMethodFee)},
+		column{"takerExistingQuoteEntryAmount", string(r.TakerExistingQuoteEntryAmount)},
+		column{"takerExistingBaseAssetAmount", string(r.TakerExistingBaseAssetAmount)},
+		column{"makerExistingQuoteEntryAmount", string(r.MakerExistingQuoteEntryAmount)},
+		column{"makerExistingBaseAssetAmount", string(r.MakerExistingBaseAssetAmount)},
+		column{"marketFilter", r.MarketFilter},
+		column{"user", r.User},
+		column{"symbol", r.Symbol},
+	)
+}
+
+func (r *FundingRate) CSVHeader() []string { return csvHeader(r.columns()) }
+func (r *FundingRate) CSVRow() []string    { return csvRow(r.columns()) }
+func (r *FundingRate) columns() []column {
+	if r == nil {
+		r = &FundingRate{}
+	}
+	return append(txColumns(r.Ts, r.TxSig, r.TxSigIndex, r.Slot),
+		column{"marketIndex", itoa(r.MarketIndex)},
+		column{"recordId", r.RecordID},
+		column{"symbol", r.Symbol},
+		column{"fundingRate", string(r.FundingRate)},
+		column{"fundingRateLong", string(r.FundingRateLong)},
+		column{"fundingRateShort", string(r.FundingRateShort)},
+		column{"cumulativeFundingRateLong", string(r.CumulativeFundingRateLong)},
+		column{"cumulativeFundingRateShort", string(r.CumulativeFundingRateShort)},
+		column{"oraclePriceTwap", string(r.OraclePriceTwap)},
+		column{"markPriceTwap", string(r.MarkPriceTwap)},
+		column{"periodRevenue", string(r.PeriodRevenue)},
+		column{"baseAssetAmountWithAmm", string(r.BaseAssetAmountWithAmm)},
+		column{"baseAssetAmountWithUnsettledLp", string(r.BaseAssetAmountWithUnsettledLp)},
+	)
+}
+
+func (r *FundingPayment) CSVHeader() []string { return csvHeader(r.columns()) }
+func (r *FundingPayment) CSVRow() []string    { return csvRow(r.columns()) }
+func (r *FundingPayment) columns() []column {
+	if r == nil {
+		r = &FundingPayment{}
+	}
+	return append(txColumns(r.Ts, r.TxSig, r.TxSigIndex, r.Slot),
+		column{"userAuthority", r.UserAuthority},
+		column{"user", r.User},
+		column{"marketIndex", itoa(r.MarketIndex)},
+		column{"fundingPayment", string(r.FundingPayment)},
+		column{"baseAssetAmount", string(r.BaseAssetAmount)},
+		column{"userLastCumulativeFunding", string(r.UserLastCumulativeFunding)},
+		column{"ammCumulativeFundingLong", string(r.AmmCumulativeFundingLong)},
+		column{"ammCumulativeFundingShort", string(r.AmmCumulativeFundingShort)},
+	)
+}
+
+func (r *Deposit) CSVHeader() []string { return csvHeader(r.columns()) }
+func (r *Deposit) CSVRow() []string    { return csvRow(r.columns()) }
+func (r *Deposit) columns() []column {
+	if r == nil {
+		r = &Deposit{}
+	}
+	return append(txColumns(r.Ts, r.TxSig, r.TxSigIndex, r.Slot),
+		column{"amount", string(r.Amount)},
+		column{"oraclePrice", string(r.OraclePrice)},
+		column{"marketDepositBalance", string(r.MarketDepositBalance)},
+		column{"marketWithdrawBalance", string(r.MarketWithdrawBalance)},
+		column{"marketCumulativeDepositInterest", string(r.MarketCumulativeDepositInterest)},
+		column{"marketCumulativeBorrowInterest", string(r.MarketCumulativeBorrowInterest)},
+		column{"totalDepositsAfter", string(r.TotalDepositsAfter)},
+		column{"totalWithdrawsAfter", string(r.TotalWithdrawsAfter)},
+		column{"depositRecordId", r.DepositRecordID},
+		column{"userAuthority", r.UserAuthority},
+		column{"user", r.User},
+		column{"direction", r.Direction},
+		column{"explanation", r.Explanation},
+		column{"marketIndex", itoa(r.MarketIndex)},
+		column{"symbol", r.Symbol},
+	)
+}
+
+func (r *Swap) CSVHeader() []string { return csvHeader(r.columns()) }
+func (r *Swap) CSVRow() []string    { return csvRow(r.columns()) }
+func (r *Swap) columns() []column {
+	if r == nil {
+		r = &Swap{}
+	}
+	return append(txColumns(r.Ts, r.TxSig, r.TxSigIndex, r.Slot),
+		column{"user", r.User},
+		column{"outMarketIndex", itoa(r.OutMarketIndex)},
+		column{"inMarketIndex", itoa(r.InMarketIndex)},
+		column{"amountOut", string(r.AmountOut)},
+		column{"amountIn", string(r.AmountIn)},
+		column{"outOraclePrice", string(r.OutOraclePrice)},
+		column{"inOraclePrice", string(r.InOraclePrice)},
+		column{"fee", string(r.Fee)},
+		column{"inSymbol", r.InSymbol},
+		column{"outSymbol", r.OutSymbol},
+	)
+}
+
+func (r *SettlePnl) CSVHeader() []string { return csvHeader(r.columns()) }
+func (r *SettlePnl) CSVRow() []string    { return csvRow(r.columns()) }
+func (r *SettlePnl) columns() []column {
+	if r == nil {
+		r = &SettlePnl{}
+	}
+	return append(txColumns(r.Ts, r.TxSig, r.TxSigIndex, r.Slot),
+		column{"pnl", string(r.Pnl)},
+		column{"user", r.User},
+		column{"baseAssetAmount", string(r.BaseAssetAmount)},
+		column{"quoteAssetAmountAfter", string(r.QuoteAssetAmountAfter)},
+		column{"quoteEntryAmount", string(r.QuoteEntryAmount)},
+		column{"settlePrice", string(r.SettlePrice)},
+		column{"marketIndex", itoa(r.MarketIndex)},
+		column{"explanation", r.Explanation},
+	)
+}
+
+func (r *Liquidation) CSVHeader() []string { return csvHeader(r.columns()) }
+func (r *Liquidation) CSVRow() []string    { return csvRow(r.columns()) }
+
+// columns lists canceledOrderIds as one cell of comma-separated ids.
+func (r *Liquidation) columns() []column {
+	if r == nil {
+		r = &Liquidation{}
+	}
+	return append(txColumns(r.Ts, r.TxSig, r.TxSigIndex, r.Slot),
+		column{"liquidationType", r.LiquidationType},
+		column{"user", r.User},
+		column{"liquidator", r.Liquidator},
+		column{"marginRequirement", string(r.MarginRequirement)},
+		column{"totalCollateral", string(r.TotalCollateral)},
+		column{"marginFreed", string(r.MarginFreed)},
+		column{"liquidationId", itoa(r.LiquidationID)},
+		column{"bankrupt", strconv.FormatBool(r.Bankrupt)},
+		column{"canceledOrderIds", strings.Join(r.CanceledOrderIDs, ",")},
+		column{"liquidatePerp_marketIndex", optIndex(r.LiquidatePerpMarketIndex)},
+		column{"liquidatePerp_oraclePrice", string(r.LiquidatePerpOraclePrice)},
+		column{"liquidatePerp_baseAssetAmount", string(r.LiquidatePerpBaseAssetAmount)},
+		column{"liquidatePerp_quoteAssetAmount", string(r.LiquidatePerpQuoteAssetAmount)},
+		column{"liquidatePerp_lpShares", string(r.LiquidatePerpLpShares)},
+		column{"liquidatePerp_fillRecordId", r.LiquidatePerpFillRecordID},
+		column{"liquidatePerp_userOrderId", r.LiquidatePerpUserOrderID},
+		column{"liquidatePerp_liquidatorOrderId", r.LiquidatePerpLiquidatorOrderID},
+		column{"liquidatePerp_liquidatorFee", string(r.LiquidatePerpLiquidatorFee)},
+		column{"liquidatePerp_ifFee", string(r.LiquidatePerpIfFee)},
+		column{"liquidateSpot_assetMarketIndex", optIndex(r.LiquidateSpotAssetMarketIndex)},
+		column{"liquidateSpot_assetPrice", string(r.LiquidateSpotAssetPrice)},
+		column{"liquidateSpot_assetTransfer", string(r.LiquidateSpotAssetTransfer)},
+		column{"liquidateSpot_liabilityMarketIndex", optIndex(r.LiquidateSpotLiabilityMarketIndex)},
+		column{"liquidateSpot_liabilityPrice", string(r.LiquidateSpotLiabilityPrice)},
+		column{"liquidateSpot_liabilityTransfer", string(r.LiquidateSpotLiabilityTransfer)},
+		column{"liquidateSpot_ifFee", string(r.LiquidateSpotIfFee)},
+		column{"liquidateBorrowForPerpPnl_perpMarketIndex", optIndex(r.LiquidateBorrowForPerpPnlPerpMarketIndex)},
+		column{"liquidateBorrowForPerpPnl_marketOraclePrice", string(r.LiquidateBorrowForPerpPnlMarketOraclePrice)},
+		column{"liquidateBorrowForPerpPnl_pnlTransfer", string(r.LiquidateBorrowForPerpPnlPnlTransfer)},
+		column{"liquidateBorrowForPerpPnl_liabilityMarketIndex", optIndex(r.LiquidateBorrowForPerpPnlLiabilityMarketIndex)},
+		column{"liquidateBorrowForPerpPnl_liabilityPrice", string(r.LiquidateBorrowForPerpPnlLiabilityPrice)},
+		column{"liquidateBorrowForPerpPnl_liabilityTransfer", string(r.LiquidateBorrowForPerpPnlLiabilityTransfer)},
+		column{"liquidatePerpPnlForDeposit_perpMarketIndex", optIndex(r.LiquidatePerpPnlForDepositPerpMarketIndex)},
+		column{"liquidatePerpPnlForDeposit_marketOraclePrice", string(r.LiquidatePerpPnlForDepositMarketOraclePrice)},
+		column{"liquidatePerpPnlForDeposit_pnlTransfer", string(r.LiquidatePerpPnlForDepositPnlTransfer)},
+		column{"liquidatePerpPnlForDeposit_assetMarketIndex", optIndex(r.LiquidatePerpPnlForDepositAssetMarketIndex)},
+		column{"liquidatePerpPnlForDeposit_assetPrice", string(r.LiquidatePerpPnlForDepositAssetPrice)},
+		column{"liquidatePerpPnlForDeposit_assetTransfer", string(r.LiquidatePerpPnlForDepositAssetTransfer)},
+		column{"perpBankruptcy_marketIndex", optIndex(r.PerpBankruptcyMarketIndex)},
+		column{"perpBankruptcy_pnl", string(r.PerpBankruptcyPnl)},
+		column{"perpBankruptcy_ifPayment", string(r.PerpBankruptcyIfPayment)},
+		column{"perpBankruptcy_clawbackUser", r.PerpBankruptcyClawbackUser},
+		column{"perpBankruptcy_clawbackUserPayment", string(r.PerpBankruptcyClawbackUserPayment)},
+		column{"perpBankruptcy_cumulativeFundingRateDelta", string(r.PerpBankruptcyCumulativeFundingRateDelta)},
+		column{"spotBankruptcy_marketIndex", optIndex(r.SpotBankruptcyMarketIndex)},
+		column{"spotBankruptcy_borrowAmount", string(r.SpotBankruptcyBorrowAmount)},
+		column{"spotBankruptcy_ifPayment", string(r.SpotBankruptcyIfPayment)},
+		column{"spotBankruptcy_cumulativeDepositInterestDelta", string(r.SpotBankruptcyCumulativeDepositInterestDelta)},
+	)
+}
+
+func (r *InsuranceFund) CSVHeader() []string { return csvHeader(r.columns()) }
+func (r *InsuranceFund) CSVRow() []string    { return csvRow(r.columns()) }
+func (r *InsuranceFund) columns() []column {
+	if r == nil {
+		r = &InsuranceFund{}
+	}
+	return append(txColumns(r.Ts, r.TxSig, r.TxSigIndex, r.Slot),
+		column{"spotMarketIndex", itoa(r.SpotMarketIndex)},
+		column{"perpMarketIndex", itoa(r.PerpMarketIndex)},
+		column{"userIfFactor", strconv.FormatFloat(r.UserIfFactor, 'f', -1, 64)},
+		column{"totalIfFactor", strconv.FormatFloat(r.TotalIfFactor, 'f', -1, 64)},
+		column{"symbol", r.Symbol},
+		column{"vaultAmountBefore", string(r.VaultAmountBefore)},
+		column{"insuranceVaultAmountBefore", string(r.InsuranceVaultAmountBefore)},
+		column{"totalIfSharesBefore", string(r.TotalIfSharesBefore)},
+		column{"totalIfSharesAfter", string(r.TotalIfSharesAfter)},
+		column{"amount", string(r.Amount)},
+	)
+}
+
+func (r *IFStake) CSVHeader() []string { return csvHeader(r.columns()) }
+func (r *IFStake) CSVRow() []string    { return csvRow(r.columns()) }
+func (r *IFStake) columns() []column {
+	if r == nil {
+		r = &IFStake{}
+	}
+	return append(txColumns(r.Ts, r.TxSig, r.TxSigIndex, r.Slot),
+		column{"marketIndex", itoa(r.MarketIndex)},
+		column{"amount", string(r.Amount)},
+		column{"userAuthority", r.UserAuthority},
+		column{"action", r.Action},
+		column{"ifSharesBefore", string(r.IfSharesBefore)},
+		column{"userIfSharesBefore", string(r.UserIfSharesBefore)},
+		column{"totalIfSharesBefore", string(r.TotalIfSharesBefore)},
+		column{"ifSharesAfter", string(r.IfSharesAfter)},
+		column{"userIfSharesAfter", string(r.UserIfSharesAfter)},
+		column{"totalIfSharesAfter", string(r.TotalIfSharesAfter)},
+		column{"insuranceVaultAmountBefore", string(r.InsuranceVaultAmountBefore)},
+		column{"symbol", r.Symbol},
+	)
+}
+
+func (r *LPMintRedeem) CSVHeader() []string { return csvHeader(r.columns()) }
+func (r *LPMintRedeem) CSVRow() []string    { return csvRow(r.columns()) }
+func (r *LPMintRedeem) columns() []column {
+	if r == nil {
+		r = &LPMintRedeem{}
+	}
+	return append(txColumns(r.Ts, r.TxSig, r.TxSigIndex, r.Slot),
+		column{"spotMarketIndex", itoa(r.SpotMarketIndex)},
+		column{"constituentIndex", itoa(r.ConstituentIndex)},
+		column{"lastAumSlot", i64(r.LastAumSlot)},
+		column{"description", itoa(r.Description)},
+		column{"authority", r.Authority},
+		column{"amount", string(r.Amount)},
+		column{"fee", string(r.Fee)},
+		column{"oraclePrice", string(r.OraclePrice)},
+		column{"mint", r.Mint},
+		column{"lpAmount", string(r.LpAmount)},
+		column{"lpFee", string(r.LpFee)},
+		column{"lpPrice", string(r.LpPrice)},
+		column{"mintRedeemId", r.MintRedeemID},
+		column{"lastAum", string(r.LastAum)},
+		column{"inMarketCurrentWeight", string(r.InMarketCurrentWeight)},
+		column{"inMarketTargetWeight", string(r.InMarketTargetWeight)},
+		column{"lpPool", r.LpPool},
+	)
+}
+
+func (r *PerpLP) CSVHeader() []string { return csvHeader(r.columns()) }
+func (r *PerpLP) CSVRow() []string    { return csvRow(r.columns()) }
+func (r *PerpLP) columns() []column {
+	if r == nil {
+		r = &PerpLP{}
+	}
+	return append(txColumns(r.Ts, r.TxSig, r.TxSigIndex, r.Slot),
+		column{"user", r.User},
+		column{"action", r.Action},
+		column{"marketIndex", itoa(r.MarketIndex)},
+		column{"nShares", string(r.NShares)},
+		column{"deltaBaseAssetAmount", string(r.DeltaBaseAssetAmount)},
+		column{"deltaQuoteAssetAmount", string(r.DeltaQuoteAssetAmount)},
+		column{"pnl", string(r.Pnl)},
+	)
+}

@@ -1,0 +1,345 @@
+// Package sim generates a realistic, deterministic stream of protocol events for a handful of perp,
+// spot and prediction markets: fills with their orders and order actions, hourly funding, funding
+// payments, deposits and rewards, swaps, settlements, liquidations, insurance-fund flows, LP records,
+// market states, account snapshots, vaults and params.
+//
+// Everything is a function of the seed and the event time: prices follow mean-reverting random walks
+// laid out hour by hour from a fixed epoch, and each minute's events come from generators seeded by
+// that minute. So the same seed yields byte-identical messages for a window no matter how the window
+// is split into calls, ids derived from time keep increasing across runs, and replaying a window
+// yields duplicates the consumers' natural keys absorb. The package knows nothing of Kafka: messages
+// go to a callback or a Writer.
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/tidemark/tidemark/platform/events"
+)
+
+// Epoch returns the simulated protocol's launch (2024-01-01 UTC): windows start at or after it.
+func Epoch() time.Time { return time.Unix(epoch, 0).UTC() }
+
+const (
+	epoch     int64 = 1704067200  // 2024-01-01T00:00:00Z
+	epochSlot int64 = 238_000_000 // chain slot at the epoch; slots advance 2.5 per second
+
+	maxFillsPerMinute = 40000 // ids reserve 100000 per minute: takers, makers and cancels below
+)
+
+// Config tunes the simulation. Zero values take the defaults of DefaultConfig.
+type Config struct {
+	Seed        int64
+	Authorities int // wallets; each owns one or two subaccounts
+
+	// FillsPerMinute is the mean fill rate over all markets; the other flows scale with it (orders and
+	// order actions about 2.4 messages per fill, deposits 1 per 25 fills, settlements 1 per 20, ...).
+	FillsPerMinute float64
+
+	MarketStateInterval time.Duration // per-market AMM/oracle samples; default 30s
+	SnapshotInterval    time.Duration // account snapshots, whole hours; default 1h
+
+	// Now is the clock of Backfill and Live; default time.Now.
+	Now func() time.Time
+}
+
+// DefaultConfig is a modest exchange: 300 wallets, 30 fills a minute.
+func DefaultConfig() Config {
+	return Config{
+		Seed:                1,
+		Authorities:         300,
+		FillsPerMinute:      30,
+		MarketStateInterval: 30 * time.Second,
+		SnapshotInterval:    time.Hour,
+		Now:                 time.Now,
+	}
+}
+
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.Authorities < 2 {
+		c.Authorities = d.Authorities
+	}
+	if c.FillsPerMinute <= 0 {
+		c.FillsPerMinute = d.FillsPerMinute
+	}
+	c.FillsPerMinute = math.Min(c.FillsPerMinute, maxFillsPerMinute)
+	if c.MarketStateInterval < time.Second {
+		c.MarketStateInterval = d.MarketStateInterval
+	}
+	c.MarketStateInterval = c.MarketStateInterval.Truncate(time.Second)
+	if c.SnapshotInterval < time.Hour {
+		c.SnapshotInterval = d.SnapshotInterval
+	}
+	c.SnapshotInterval = c.SnapshotInterval.Truncate(time.Hour)
+	if c.Now == nil {
+		c.Now = d.Now
+	}
+	return c
+}
+
+// Simulator generates events. It is not safe for concurrent use.
+type Simulator struct {
+	cfg     Config
+	seed    uint64
+	pop     *population
+	markets []marketSpec
+	paths   []*path
+
+	announced bool  // NewUser records were emitted
+	cursor    int64 // end of the last generated window (unix seconds), 0 if none
+
+	cachedMinute int64
+	minuteItems  []item
+	cachedHour   int64
+	hourItems    []item
+}
+
+// item is one record due at ts on topic.
+type item struct {
+	ts    int64
+	topic string
+	rec   events.Record
+}
+
+// New builds a simulator; its accounts and price paths depend only on cfg.
+func New(cfg Config) *Simulator {
+	cfg = cfg.withDefaults()
+	s := &Simulator{
+		cfg:          cfg,
+		seed:         uint64(cfg.Seed),
+		markets:      marketSpecs(),
+		cachedMinute: -1,
+		cachedHour:   -1,
+	}
+	s.pop = newPopulation(s.seed, cfg.Authorities)
+	for i, p := range pathSpecs() {
+		s.paths = append(s.paths, newPath(s.seed, i, p))
+	}
+	return s
+}
+
+// Config returns the effective configuration.
+func (s *Simulator) Config() Config { return s.cfg }
+
+// Accounts lists the simulated subaccounts in a stable order.
+func (s *Simulator) Accounts() []Account {
+	out := make([]Account, len(s.pop.actors))
+	for i, a := range s.pop.actors {
+		out[i] = a.Account
+	}
+	return out
+}
+
+// Generate calls emit with every message whose event time lies in [from, to) (whole seconds), in
+// time order, each encoded with events.Encode. The first call on a Simulator starts with a NewUser
+// record, stamped at from, for every account. An error from emit stops the generation and is
+// returned as is.
+func (s *Simulator) Generate(from, to time.Time, emit func(events.Message) error) error {
+	return s.generate(from.Unix(), to.Unix(), func(_ int64, m events.Message) error { return emit(m) })
+}
+
+func (s *Simulator) generate(start, end int64, emit func(ts int64, m events.Message) error) error {
+	if start < epoch {
+		return fmt.Errorf("window start %s is before the simulator epoch %s",
+			time.Unix(start, 0).UTC().Format(time.RFC3339), Epoch().Format(time.RFC3339))
+	}
+	if end <= start {
+		return nil
+	}
+	send := func(it item) error {
+		msg, err := events.Encode(it.topic, it.rec)
+		if err != nil {
+			return fmt.Errorf("simulator produced a bad %s record: %w", it.topic, err)
+		}
+		return emit(it.ts, msg)
+	}
+	if !s.announced {
+		for _, it := range s.newUsers(start) {
+			if err := send(it); err != nil {
+				return err
+			}
+		}
+		s.announced = true
+	}
+	for m := (start - epoch) / 60; epoch+m*60 < end; m++ {
+		for _, it := range s.minute(m) {
+			if it.ts < start {
+				continue
+			}
+			if it.ts >= end {
+				break
+			}
+			if err := send(it); err != nil {
+				return err
+			}
+		}
+		s.cursor = min(end, epoch+(m+1)*60)
+	}
+	return nil
+}
+
+// minute returns the items of minute m (since the epoch) sorted by time; the last one is cached
+// because Live asks for the current minute many times.
+func (s *Simulator) minute(m int64) []item {
+	if m == s.cachedMinute {
+		return s.minuteItems
+	}
+	start := epoch + m*60
+	g := &minuteGen{s: s, m: m, start: start, items: s.minuteItems[:0]}
+	for _, it := range s.hour(m / 60) {
+		if it.ts >= start && it.ts < start+60 {
+			g.items = append(g.items, it)
+		}
+	}
+	g.marketStates()
+	g.fills()
+	g.cancels()
+	g.deposits()
+	g.swaps()
+	g.settlements()
+	g.perpLP()
+	g.ifStakes()
+	g.lpMintRedeem()
+	g.liquidations()
+	slices.SortStableFunc(g.items, func(a, b item) int { return cmpInt(a.ts, b.ts) })
+	s.cachedMinute, s.minuteItems = m, g.items
+	return g.items
+}
+
+// hour returns the items planned per hour (funding, payments, IF records, snapshots, vaults,
+// params) for hour h since the epoch.
+func (s *Simulator) hour(h int64) []item {
+	if h == s.cachedHour {
+		return s.hourItems
+	}
+	g := &hourGen{s: s, h: h, start: epoch + h*3600, items: s.hourItems[:0]}
+	g.params()
+	g.fundingRates()
+	g.fundingPayments()
+	g.insuranceFund()
+	g.vaults()
+	g.snapshots()
+	slices.SortStableFunc(g.items, func(a, b item) int { return cmpInt(a.ts, b.ts) })
+	s.cachedHour, s.hourItems = h, g.items
+	return g.items
+}
+
+func (s *Simulator) newUsers(ts int64) []item {
+	rng := newRand(s.seed, streamNewUser, ts)
+	out := make([]item, 0, len(s.pop.actors))
+	for _, a := range s.pop.actors {
+		out = append(out, item{ts: ts, topic: events.TopicNewUsers, rec: &events.NewUser{
+			Ts: ts, TxSig: signature(rng), Slot: slotAt(ts), UserAuthority: a.Authority, User: a.User,
+			SubAccountID: a.SubAccountID, Name: a.Name, Referrer: a.Referrer, Delegate: a.Delegate,
+		}})
+	}
+	return out
+}
+
+// oracle is the market's oracle price in dollars at ts.
+func (s *Simulator) oracle(spec *marketSpec, ts int64) float64 {
+	if spec.path < 0 {
+		return 1
+	}
+	off := ts - epoch
+	return s.paths[spec.path].at(off/3600, off%3600)
+}
+
+// Generator streams: each flow draws from its own generator so that tuning one flow's rate leaves the
+// others' events unchanged.
+const (
+	streamAccounts uint64 = iota + 1
+	streamWalk
+	streamBridge
+	streamNewUser
+	streamPosition
+	streamFills
+	streamCancels
+	streamDeposits
+	streamRewards
+	streamSwaps
+	streamSettle
+	streamPerpLP
+	streamIFStakes
+	streamLPMint
+	streamLiquidations
+	streamMarketStates
+	streamFunding
+	streamPayments
+	streamInsurance
+	streamSnapshots
+	streamVaults
+	streamParams
+)
+
+// newRand returns a generator for one stream and bucket (minute, hour, account, ...).
+func newRand(seed, stream uint64, parts ...int64) *rand.Rand {
+	h := splitmix(stream)
+	for _, p := range parts {
+		h = splitmix(h ^ uint64(p))
+	}
+	return rand.New(rand.NewPCG(seed, h))
+}
+
+func splitmix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// slotAt is the chain slot at ts: 2.5 slots a second.
+func slotAt(ts int64) int64 { return epochSlot + (ts-epoch)*5/2 }
+
+// poisson draws an event count with mean lambda (normal approximation for large means).
+func poisson(rng *rand.Rand, lambda float64) int {
+	if lambda <= 0 {
+		return 0
+	}
+	if lambda > 50 {
+		return max(0, int(math.Round(lambda+math.Sqrt(lambda)*rng.NormFloat64())))
+	}
+	limit, k, p := math.Exp(-lambda), 0, 1.0
+	for {
+		p *= rng.Float64()
+		if p <= limit {
+			return k
+		}
+		k++
+	}
+}
+
+// mulDiv returns a*b/c for non-negative values, exact in 128 bits.
+func mulDiv(a, b, c int64) int64 {
+	if a < 0 || b < 0 || c <= 0 {
+		panic(errors.New("mulDiv needs non-negative operands"))
+	}
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	q, _ := bits.Div64(hi, lo, uint64(c))
+	return int64(q)
+}
+
+// priceInt converts dollars to 1e6 precision, at least 1.
+func priceInt(p float64) int64 { return max(1, int64(math.Round(p*events.PricePrecision))) }
+
+// units converts a float amount in whole units to an integer amount with the given precision.
+func units(v float64, precision float64) events.Amount {
+	return events.NewAmount(int64(math.Round(v * precision)))
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,412 @@
+package sim_test
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/tools/sim"
+)
+
+var windowStart = time.Date(2025, 5, 10, 0, 0, 0, 0, time.UTC)
+
+func generate(tb testing.TB, s *sim.Simulator, from, to time.Time) []events.Message {
+	tb.Helper()
+	var out []events.Message
+	if err := s.Generate(from, to, func(m events.Message) error {
+		out = append(out, m)
+		return nil
+	}); err != nil {
+		tb.Fatalf("Generate: %v", err)
+	}
+	return out
+}
+
+func decode(tb testing.TB, m events.Message) events.Record {
+	tb.Helper()
+	r, err := events.Decode(m.Topic, m.Value)
+	if err != nil {
+		tb.Fatalf("Decode %s %s: %v", m.Topic, m.Value, err)
+	}
+	return r
+}
+
+// eventTs is the event time of any record.
+func eventTs(tb testing.TB, r events.Record) int64 {
+	tb.Helper()
+	switch r := r.(type) {
+	case *events.Fill:
+		return r.Ts
+	case *events.Order:
+		return r.Ts
+	case *events.FundingRate:
+		return r.Ts
+	case *events.FundingPayment:
+		return r.Ts
+	case *events.Liquidation:
+		return r.Ts
+	case *events.Deposit:
+		return r.Ts
+	case *events.Swap:
+		return r.Ts
+	case *events.SettlePnl:
+		return r.Ts
+	case *events.PerpLP:
+		return r.Ts
+	case *events.InsuranceFund:
+		return r.Ts
+	case *events.IFStake:
+		return r.Ts
+	case *events.LPMintRedeem:
+		return r.Ts
+	case *events.NewUser:
+		return r.Ts
+	case *events.MarketState:
+		return r.Ts
+	case *events.AccountSnapshot:
+		return r.Ts
+	case *events.Vault:
+		return r.Ts
+	case *events.Params:
+		return r.Ts
+	}
+	tb.Fatalf("no ts for %T", r)
+	return 0
+}
+
+// asFill returns r if it is a trade (order actions share the Fill type).
+func asFill(r events.Record) (*events.Fill, bool) {
+	f, ok := r.(*events.Fill)
+	return f, ok && f.Action == events.ActionFill
+}
+
+func sameMessages(a, b []events.Message) bool {
+	return slices.EqualFunc(a, b, func(x, y events.Message) bool {
+		if x.Topic != y.Topic || !bytes.Equal(x.Key, y.Key) || !bytes.Equal(x.Value, y.Value) || len(x.Headers) != len(y.Headers) {
+			return false
+		}
+		for k, v := range x.Headers {
+			if y.Headers[k] != v {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func TestGenerateIsDeterministic(t *testing.T) {
+	cfg := sim.Config{Seed: 42, Authorities: 50}
+	from, to := windowStart, windowStart.Add(90*time.Minute)
+	a := generate(t, sim.New(cfg), from, to)
+	b := generate(t, sim.New(cfg), from, to)
+	if len(a) == 0 || !sameMessages(a, b) {
+		t.Fatalf("same seed and window gave different streams (%d vs %d messages)", len(a), len(b))
+	}
+	cfg.Seed = 43
+	c := generate(t, sim.New(cfg), from, to)
+	if sameMessages(a, c) {
+		t.Error("different seeds gave the same stream")
+	}
+}
+
+func TestGenerateDoesNotDependOnHowTheWindowIsSplit(t *testing.T) {
+	cfg := sim.Config{Seed: 5, Authorities: 30}
+	from, mid, to := windowStart, windowStart.Add(37*time.Minute+13*time.Second), windowStart.Add(75*time.Minute)
+	whole := generate(t, sim.New(cfg), from, to)
+	s := sim.New(cfg)
+	split := append(generate(t, s, from, mid), generate(t, s, mid, to)...)
+	if !sameMessages(whole, split) {
+		t.Fatalf("split windows differ from the whole window (%d vs %d messages)", len(whole), len(split))
+	}
+}
+
+func TestGenerateRejectsWindowsBeforeTheEpoch(t *testing.T) {
+	err := sim.New(sim.Config{}).Generate(sim.Epoch().Add(-time.Hour), sim.Epoch(), func(events.Message) error { return nil })
+	if err == nil {
+		t.Error("no error for a window before the epoch")
+	}
+}
+
+func TestGenerateStopsOnEmitError(t *testing.T) {
+	stop := errors.New("stop")
+	n := 0
+	err := sim.New(sim.Config{}).Generate(windowStart, windowStart.Add(time.Hour), func(events.Message) error {
+		n++
+		if n == 10 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || n != 10 {
+		t.Errorf("Generate = %v after %d messages, want the emit error after 10", err, n)
+	}
+}
+
+func TestMessagesDecodeInTimeOrderWithNewUsersFirst(t *testing.T) {
+	s := sim.New(sim.Config{Seed: 9, Authorities: 40})
+	from, to := windowStart, windowStart.Add(2*time.Hour)
+	msgs := generate(t, s, from, to)
+	accounts := s.Accounts()
+	known := map[string]bool{}
+	topics := map[string]int{}
+	last := int64(0)
+	for i, m := range msgs {
+		r := decode(t, m)
+		topics[m.Topic]++
+		if got := m.Headers[events.HeaderEventType]; got != r.EventType() {
+			t.Fatalf("message %d: event-type %q for a %s", i, got, r.EventType())
+		}
+		if m.Headers[events.HeaderSchemaVersion] != "1" {
+			t.Fatalf("message %d: schema-version %q", i, m.Headers[events.HeaderSchemaVersion])
+		}
+		ts := eventTs(t, r)
+		if ts < last || ts < from.Unix() || ts >= to.Unix() {
+			t.Fatalf("message %d at %d: out of order or outside the window (previous %d)", i, ts, last)
+		}
+		last = ts
+		if i < len(accounts) {
+			nu, ok := r.(*events.NewUser)
+			if !ok {
+				t.Fatalf("message %d is a %s, want the NewUser records first", i, r.EventType())
+			}
+			known[nu.User] = true
+			continue
+		}
+		if f, ok := asFill(r); ok {
+			for _, u := range []string{f.Taker, f.Maker} {
+				if u != "" && !known[u] && !slices.ContainsFunc(accounts, func(a sim.Account) bool { return a.User == u }) {
+					t.Fatalf("fill by unknown account %s", u)
+				}
+			}
+			if !known[f.Taker] {
+				t.Fatalf("fill by %s before its NewUser", f.Taker)
+			}
+		}
+	}
+	if len(known) != len(accounts) {
+		t.Errorf("%d NewUser records for %d accounts", len(known), len(accounts))
+	}
+	for _, name := range events.ProtocolTopics() {
+		if topics[name] == 0 && name != events.TopicLiquidations {
+			t.Errorf("no %s messages in two hours", name)
+		}
+	}
+}
+
+// month is a 30-day run with few fills and sparse background, shared by the invariant tests.
+type month struct {
+	msgs    []events.Message
+	records []events.Record
+	from    time.Time
+	to      time.Time
+}
+
+func generateMonth(t *testing.T) month {
+	t.Helper()
+	cfg := sim.Config{Seed: 11, Authorities: 20, FillsPerMinute: 0.5, MarketStateInterval: time.Hour, SnapshotInterval: 24 * time.Hour}
+	from := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	to := from.Add(30 * 24 * time.Hour)
+	mo := month{msgs: generate(t, sim.New(cfg), from, to), from: from, to: to}
+	for _, m := range mo.msgs {
+		mo.records = append(mo.records, decode(t, m))
+	}
+	return mo
+}
+
+func TestThirtyDayInvariants(t *testing.T) {
+	if testing.Short() {
+		t.Skip("30 simulated days")
+	}
+	mo := generateMonth(t)
+	levels := map[string]float64{"SOL-PERP": 150, "BTC-PERP": 60000, "ETH-PERP": 3000, "SOL": 150, "USDC": 1}
+
+	t.Run("prices stay positive and in band", func(t *testing.T) {
+		seen := map[string]int{}
+		check := func(symbol string, price events.Amount) {
+			p, err := price.Int64()
+			if err != nil || p <= 0 {
+				t.Fatalf("%s price %q", symbol, price)
+			}
+			seen[symbol]++
+			dollars := float64(p) / events.PricePrecision
+			if strings.HasSuffix(symbol, "-BET") {
+				if dollars <= 0 || dollars >= 1 {
+					t.Fatalf("%s price %v outside (0, 1)", symbol, dollars)
+				}
+				return
+			}
+			if lvl := levels[symbol]; dollars < lvl/3 || dollars > lvl*3 {
+				t.Fatalf("%s price %v outside [%v, %v]", symbol, dollars, lvl/3, lvl*3)
+			}
+		}
+		for _, r := range mo.records {
+			switch r := r.(type) {
+			case *events.Fill:
+				check(r.Symbol, r.OraclePrice)
+			case *events.MarketState:
+				check(r.Symbol, r.OraclePrice)
+			}
+		}
+		for _, m := range sim.Markets() {
+			if seen[m.Symbol] == 0 {
+				t.Errorf("no prices for %s", m.Symbol)
+			}
+		}
+	})
+
+	t.Run("quote equals base times price", func(t *testing.T) {
+		for _, r := range mo.records {
+			f, ok := asFill(r)
+			if !ok {
+				continue
+			}
+			base, _ := f.BaseAssetAmountFilled.Int64()
+			quote, _ := f.QuoteAssetAmountFilled.Int64()
+			oracle, _ := f.OraclePrice.Int64()
+			if base <= 0 || quote <= 0 {
+				t.Fatalf("fill %s: base %d quote %d", f.FillRecordID, base, quote)
+			}
+			// quote/base*1e3 is the fill price in dollars; it sits within 1% of the oracle.
+			price := float64(quote) / float64(base) * 1e3
+			if oraclePx := float64(oracle) / events.PricePrecision; math.Abs(price/oraclePx-1) > 0.01 {
+				t.Fatalf("fill %s %s: price %v vs oracle %v", f.FillRecordID, f.Symbol, price, oraclePx)
+			}
+			fee, _ := f.TakerFee.Int64()
+			if want := quote * 35 / 100000; fee != want {
+				t.Fatalf("fill %s: taker fee %d, want 3.5 bps = %d", f.FillRecordID, fee, want)
+			}
+		}
+	})
+
+	t.Run("fill ids increase per market and signatures are unique", func(t *testing.T) {
+		last := map[string]int64{}
+		sigs := map[string]bool{}
+		for _, r := range mo.records {
+			f, ok := asFill(r)
+			if !ok {
+				continue
+			}
+			id, err := strconv.ParseInt(f.FillRecordID, 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			key := string(f.MarketType) + "/" + strconv.Itoa(f.MarketIndex)
+			if id <= last[key] {
+				t.Fatalf("%s: fill id %d after %d", key, id, last[key])
+			}
+			last[key] = id
+			if len(f.TxSig) != 88 || sigs[f.TxSig] {
+				t.Fatalf("txSig %q: length %d or repeated", f.TxSig, len(f.TxSig))
+			}
+			sigs[f.TxSig] = true
+		}
+		if len(last) != 5 {
+			t.Errorf("fills in %d markets, want 5 traded markets", len(last))
+		}
+	})
+
+	t.Run("hourly funding for every perp", func(t *testing.T) {
+		type key struct {
+			market int
+			hour   int64
+		}
+		rates := map[key]*events.FundingRate{}
+		for _, r := range mo.records {
+			if fr, ok := r.(*events.FundingRate); ok {
+				k := key{fr.MarketIndex, fr.Ts / 3600}
+				if rates[k] != nil {
+					t.Fatalf("two funding updates for market %d in hour %d", k.market, k.hour)
+				}
+				rates[k] = fr
+			}
+		}
+		for _, m := range sim.Markets() {
+			if m.Type != events.MarketTypePerp {
+				continue
+			}
+			var prev *events.FundingRate
+			for h := mo.from.Unix() / 3600; h < mo.to.Unix()/3600; h++ {
+				fr := rates[key{m.Index, h}]
+				if fr == nil {
+					t.Fatalf("%s: no funding in hour %d", m.Symbol, h)
+				}
+				if fr.Symbol != m.Symbol {
+					t.Fatalf("funding for %d named %s", m.Index, fr.Symbol)
+				}
+				if prev != nil {
+					cum, _ := fr.CumulativeFundingRateLong.Int64()
+					before, _ := prev.CumulativeFundingRateLong.Int64()
+					rate, _ := fr.FundingRateLong.Int64()
+					if cum != before+rate {
+						t.Fatalf("%s hour %d: cumulative %d != %d + %d", m.Symbol, h, cum, before, rate)
+					}
+				}
+				prev = fr
+			}
+		}
+	})
+
+	t.Run("slots advance about 2.5 a second", func(t *testing.T) {
+		var firstTs, firstSlot, lastTs, lastSlot int64
+		maxSlot := map[int64]int64{}
+		minSlot := map[int64]int64{}
+		for _, r := range mo.records {
+			f, ok := asFill(r)
+			if !ok {
+				continue
+			}
+			if firstTs == 0 {
+				firstTs, firstSlot = f.Ts, f.Slot
+			}
+			lastTs, lastSlot = f.Ts, f.Slot
+			if v, ok := minSlot[f.Ts]; !ok || f.Slot < v {
+				minSlot[f.Ts] = f.Slot
+			}
+			maxSlot[f.Ts] = max(maxSlot[f.Ts], f.Slot)
+		}
+		rate := float64(lastSlot-firstSlot) / float64(lastTs-firstTs)
+		if math.Abs(rate-2.5) > 0.01 {
+			t.Errorf("%.3f slots a second", rate)
+		}
+		secs := make([]int64, 0, len(maxSlot))
+		for s := range maxSlot {
+			secs = append(secs, s)
+		}
+		slices.Sort(secs)
+		for i := 1; i < len(secs); i++ {
+			if maxSlot[secs[i-1]] >= minSlot[secs[i]] {
+				t.Fatalf("slot at %d (%d) not below slot at %d (%d)", secs[i-1], maxSlot[secs[i-1]], secs[i], minSlot[secs[i]])
+			}
+		}
+	})
+
+	t.Run("funding payments follow the cumulative rates", func(t *testing.T) {
+		n := 0
+		for _, r := range mo.records {
+			p, ok := r.(*events.FundingPayment)
+			if !ok {
+				continue
+			}
+			n++
+			base, _ := p.BaseAssetAmount.Int64()
+			last, _ := p.UserLastCumulativeFunding.Int64()
+			cum, _ := p.AmmCumulativeFundingLong.Int64()
+			if base < 0 {
+				cum, _ = p.AmmCumulativeFundingShort.Int64()
+			}
+			pay, _ := p.FundingPayment.Int64()
+			if want := math.Round(-float64(base) * float64(cum-last) / 1e12); math.Abs(float64(pay)-want) > 1 {
+				t.Fatalf("payment %d, want %v", pay, want)
+			}
+		}
+		if n == 0 {
+			t.Error("no funding payments")
+		}
+	})
+}
