@@ -28,14 +28,14 @@ import (
 
 // Options configure the stack; zero values take the defaults.
 type Options struct {
-	DataDir      string        // default ./.data; PostgreSQL keeps its cluster in DataDir/pg
-	Addr         string        // edge router address, default ":8080"
-	BackfillDays int           // history written before going live, default 3
-	LiveRate     float64       // simulated events per second once live, default 20
-	Seed         int64         // simulator seed, default 1
-	Progress     io.Writer     // backfill progress bar, default stderr
-	Out          io.Writer     // the banner with the URL, default stdout
-	Logger       *slog.Logger  // default JSON on stderr at warn
+	DataDir      string       // default ./.data; PostgreSQL keeps its cluster in DataDir/pg
+	Addr         string       // edge router address, default ":8080"
+	BackfillDays int          // history written before going live, default 3
+	LiveRate     float64      // simulated events per second once live, default 20
+	Seed         int64        // simulator seed, default 1
+	Progress     io.Writer    // backfill progress bar, default stderr
+	Out          io.Writer    // the banner with the URL, default stdout
+	Logger       *slog.Logger // default JSON on stderr at warn
 	Registry     *prometheus.Registry
 	Ready        chan<- string // receives the base URL once the routes answer (tests)
 }
