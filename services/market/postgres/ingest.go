@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -33,7 +34,7 @@ func NewIngest(schema string, edgeWindow time.Duration, now func() time.Time) *I
 // Sinks returns one sink per consumed topic.
 func (in *Ingest) Sinks() []ingest.Sink {
 	return []ingest.Sink{
-		ingest.NewSink(events.TopicFills, decode[*events.Fill](events.TopicFills), in.writeFills),
+		ingest.NewSink(events.TopicFills, decodeFill, in.writeFills),
 		ingest.NewSink(events.TopicFundingRates, decode[*events.FundingRate](events.TopicFundingRates), in.writeFundingRates),
 		ingest.NewSink(events.TopicInsuranceFund, decode[*events.InsuranceFund](events.TopicInsuranceFund), in.writeInsuranceFund),
 		ingest.NewSink(events.TopicIFStakes, decode[*events.IFStake](events.TopicIFStakes), in.writeIFStakes),
@@ -56,6 +57,27 @@ func decode[T events.Record](topic string) func([]byte) (T, error) {
 		}
 		return t, nil
 	}
+}
+
+// StoredFill is a decoded fill with the JSON the API serves for it: its message value, compacted. The
+// topic's contract is that records are encoded exactly as the API emits them and Decode is strict
+// (known fields, right types), so the bytes need no re-encoding, the costliest step of fill ingest.
+type StoredFill struct {
+	*events.Fill
+	JSON []byte
+}
+
+func decodeFill(value []byte) (StoredFill, error) {
+	f, err := decode[*events.Fill](events.TopicFills)(value)
+	if err != nil {
+		return StoredFill{}, err
+	}
+	var b bytes.Buffer
+	b.Grow(len(value))
+	if err := json.Compact(&b, value); err != nil {
+		return StoredFill{}, fmt.Errorf("compact fill: %w", err) // unreachable: Decode parsed it
+	}
+	return StoredFill{Fill: f, JSON: b.Bytes()}, nil
 }
 
 // marshal re-encodes a record as the API emits it, so stored bytes are canonical whatever the
@@ -88,20 +110,22 @@ func (in *Ingest) upsertMarkets(ctx context.Context, tx pgx.Tx, ms map[string]ca
 	return nil
 }
 
-func (in *Ingest) fillsTable() ingest.Table[*events.Fill] {
-	return ingest.Table[*events.Fill]{
-		Name:    in.schema + ".fills",
+// FillsTable is how fills are stored: the ingest writes through it, and benchmarks COPY the same
+// rows into the same table for their baseline.
+func FillsTable(schema string) ingest.Table[StoredFill] {
+	return ingest.Table[StoredFill]{
+		Name:    schema + ".fills",
 		Columns: []string{"ts", "tx_sig", "tx_sig_index", "slot", "symbol", "market_index", "market_type", "fill_record_id", "taker", "maker", "record"},
 		Key:     []string{"ts", "tx_sig", "tx_sig_index"},
-		Row: func(f *events.Fill) []any {
+		Row: func(f StoredFill) []any {
 			id, _ := strconv.ParseInt(f.FillRecordID, 10, 64) // validated digits
-			return []any{f.Ts, f.TxSig, int32(f.TxSigIndex), f.Slot, f.Symbol, int32(f.MarketIndex), string(f.MarketType), id, f.Taker, f.Maker, marshal(f)}
+			return []any{f.Ts, f.TxSig, int32(f.TxSigIndex), f.Slot, f.Symbol, int32(f.MarketIndex), string(f.MarketType), id, f.Taker, f.Maker, f.JSON}
 		},
 	}
 }
 
-func (in *Ingest) writeFills(ctx context.Context, tx pgx.Tx, fills []*events.Fill) error {
-	fresh, err := in.fillsTable().Insert(ctx, tx, fills)
+func (in *Ingest) writeFills(ctx context.Context, tx pgx.Tx, fills []StoredFill) error {
+	fresh, err := FillsTable(in.schema).Insert(ctx, tx, fills)
 	if err != nil {
 		return fmt.Errorf("insert fills: %w", err)
 	}
@@ -223,7 +247,7 @@ func (in *Ingest) writeDeposits(ctx context.Context, tx pgx.Tx, recs []*events.D
 
 // applyCandles folds new fills into every resolution's buckets in one statement, then publishes the
 // changes of recent buckets through the outbox (same transaction, so a crash cannot drop them).
-func (in *Ingest) applyCandles(ctx context.Context, tx pgx.Tx, fills []*events.Fill) error {
+func (in *Ingest) applyCandles(ctx context.Context, tx pgx.Tx, fills []StoredFill) error {
 	trades := make([]market.Trade, 0, len(fills))
 	src := make([]*events.Fill, 0, len(fills))
 	for _, f := range fills {
@@ -232,7 +256,7 @@ func (in *Ingest) applyCandles(ctx context.Context, tx pgx.Tx, fills []*events.F
 			continue
 		}
 		trades = append(trades, t)
-		src = append(src, f)
+		src = append(src, f.Fill)
 	}
 	if len(trades) == 0 {
 		return nil

@@ -1,0 +1,112 @@
+package ingest_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tidemark/tidemark/platform/ingest"
+	"github.com/tidemark/tidemark/platform/pg/pgtest"
+)
+
+// The three benchmarks write the same rows to the same table, so their rows/s compare the
+// consumer loop and Table.Insert against a bare COPY.
+
+const benchBatch = 2000
+
+// BenchmarkRawCopy is the baseline: COPY straight into the table, one transaction per batch.
+func BenchmarkRawCopy(b *testing.B) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(b, srv)
+	newItemsDB(b, pool)
+	table := itemsTable()
+	items := genItems(0, b.N*benchBatch)
+	b.ResetTimer()
+	for i := range b.N {
+		recs := items[i*benchBatch : (i+1)*benchBatch]
+		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			_, err := tx.CopyFrom(ctx, pgx.Identifier{"test", "items"}, table.Columns,
+				pgx.CopyFromSlice(len(recs), func(j int) ([]any, error) { return table.Row(recs[j]), nil }))
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*benchBatch)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// BenchmarkTableInsert is Table.Insert alone, one transaction per batch.
+func BenchmarkTableInsert(b *testing.B) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(b, srv)
+	newItemsDB(b, pool)
+	table := itemsTable()
+	items := genItems(0, b.N*benchBatch)
+	b.ResetTimer()
+	for i := range b.N {
+		recs := items[i*benchBatch : (i+1)*benchBatch]
+		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			got, err := table.Insert(ctx, tx, recs)
+			if err == nil && len(got) != len(recs) {
+				b.Errorf("inserted %d of %d", len(got), len(recs))
+			}
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*benchBatch)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// BenchmarkIngest is the whole loop: fetch from the embedded broker, decode JSON, Insert, store
+// offsets, commit. The messages are produced before the timer starts.
+func BenchmarkIngest(b *testing.B) {
+	pool := pgtest.NewPool(b, srv)
+	newItemsDB(b, pool)
+	kc := startBroker(b)
+	n := b.N * benchBatch
+	produceItems(b, kc, genItems(0, n))
+	var s itemSink
+	cfg := testConfig()
+	cfg.BatchSize = benchBatch
+	cfg.BatchWait = 50 * time.Millisecond
+	c, err := ingest.NewConsumer(cfg, pool, kc, []ingest.Sink{s.sink()}, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	r := start(b, c)
+	eventually(b, 5*time.Minute, func() (bool, string) { return s.inserted.Load() == int64(n), "" })
+	b.StopTimer()
+	if err := r.stop(b); err != nil {
+		b.Fatal(err)
+	}
+	waitRows(b, pool, n, time.Second)
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// BenchmarkTableInsertHalfKnown measures the staging path: every batch repeats half of the
+// previous one, as when an upstream producer re-sends.
+func BenchmarkTableInsertHalfKnown(b *testing.B) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(b, srv)
+	newItemsDB(b, pool)
+	table := itemsTable()
+	items := genItems(0, (b.N+1)*benchBatch/2)
+	b.ResetTimer()
+	for i := range b.N {
+		recs := items[i*benchBatch/2 : i*benchBatch/2+benchBatch]
+		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			_, err := table.Insert(ctx, tx, recs)
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*benchBatch)/b.Elapsed().Seconds(), "rows/s")
+}

@@ -1,0 +1,601 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	kafkago "github.com/segmentio/kafka-go"
+
+	"github.com/tidemark/tidemark/platform/kafka"
+)
+
+// Config tunes a Consumer. Zero durations and sizes take the defaults.
+type Config struct {
+	// Group is the Kafka consumer group, also the key of the stored offsets.
+	Group string
+	// Schema holds <Schema>.kafka_offsets (created by pg.Migrate).
+	Schema string
+	// BatchSize is the most messages written in one transaction (default 2000).
+	BatchSize int
+	// BatchWait is how long a batch stays open for more messages after its first (default 100ms).
+	BatchWait time.Duration
+	// MinBackoff and MaxBackoff bound the wait between retries of a failed batch
+	// (defaults 100ms and 10s).
+	MinBackoff, MaxBackoff time.Duration
+	// ShutdownGrace bounds finishing the in-flight batch once Run's context ends (default 10s).
+	ShutdownGrace time.Duration
+}
+
+func (c *Config) defaults() {
+	if c.BatchSize <= 0 {
+		c.BatchSize = 2000
+	}
+	if c.BatchWait <= 0 {
+		c.BatchWait = 100 * time.Millisecond
+	}
+	if c.MinBackoff <= 0 {
+		c.MinBackoff = 100 * time.Millisecond
+	}
+	if c.MaxBackoff <= 0 {
+		c.MaxBackoff = 10 * time.Second
+	}
+	if c.MaxBackoff < c.MinBackoff {
+		c.MaxBackoff = c.MinBackoff
+	}
+	if c.ShutdownGrace <= 0 {
+		c.ShutdownGrace = 10 * time.Second
+	}
+}
+
+// DLQ headers added to a message that could not be decoded, next to its own headers.
+const (
+	HeaderDLQReason    = "dlq-reason"
+	HeaderDLQTopic     = "dlq-topic"
+	HeaderDLQPartition = "dlq-partition"
+	HeaderDLQOffset    = "dlq-offset"
+)
+
+// DLQTopic is where undecodable messages of topic go.
+func DLQTopic(topic string) string { return topic + ".dlq" }
+
+// attemptTimeout bounds one try at a batch, so a silently dead connection cannot hang ingest.
+const attemptTimeout = 2 * time.Minute
+
+// idleCheck is how often an idle consumer checks Postgres, so readiness follows it.
+const idleCheck = 5 * time.Second
+
+// Consumer reads its sinks' topics as one consumer group and writes them to Postgres.
+type Consumer struct {
+	cfg     Config
+	pool    *pgxpool.Pool
+	kc      kafka.Config
+	sinks   map[string]Sink
+	topics  []string
+	logger  *slog.Logger
+	metrics *metrics
+
+	offsetsTable string // quoted <schema>.kafka_offsets
+
+	mu      sync.Mutex
+	hooks   []func(ctx context.Context)
+	running bool
+	dbErr   error // last Postgres round's (or DLQ write's) error; nil after a success
+	dbOK    bool  // a Postgres round has succeeded
+	joined  bool  // the group has handed out assignments at least once
+
+	// afterDBCommit, set only by tests, runs between the Postgres and the Kafka commit; an
+	// error ends Run as a crash there would.
+	afterDBCommit func(ctx context.Context) error
+}
+
+// NewConsumer checks the configuration and registers the metrics on reg (nil: unregistered).
+// Consumers sharing a registerer need distinct ones, e.g. prometheus.WrapRegistererWith.
+func NewConsumer(cfg Config, pool *pgxpool.Pool, kc kafka.Config, sinks []Sink, logger *slog.Logger, reg prometheus.Registerer) (*Consumer, error) {
+	cfg.defaults()
+	switch {
+	case cfg.Group == "":
+		return nil, errors.New("ingest: Config.Group is required")
+	case cfg.Schema == "":
+		return nil, errors.New("ingest: Config.Schema is required")
+	case pool == nil:
+		return nil, errors.New("ingest: nil pool")
+	case len(kc.Brokers) == 0:
+		return nil, errors.New("ingest: no Kafka brokers")
+	case len(sinks) == 0:
+		return nil, errors.New("ingest: no sinks")
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	c := &Consumer{
+		cfg:          cfg,
+		pool:         pool,
+		kc:           kc,
+		sinks:        make(map[string]Sink, len(sinks)),
+		logger:       logger.With("group", cfg.Group),
+		offsetsTable: pgx.Identifier{cfg.Schema, "kafka_offsets"}.Sanitize(),
+	}
+	for _, s := range sinks {
+		t := s.Topic()
+		if t == "" {
+			return nil, errors.New("ingest: sink with an empty topic")
+		}
+		if _, dup := c.sinks[t]; dup {
+			return nil, fmt.Errorf("ingest: two sinks for topic %s", t)
+		}
+		c.sinks[t] = s
+		c.topics = append(c.topics, t)
+	}
+	m, err := newMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	c.metrics = m
+	return c, nil
+}
+
+// OnCommit registers f to run after every batch is committed to Postgres and Kafka (e.g. to wake
+// an outbox publisher). f runs on the consumer's goroutine and should return quickly.
+func (c *Consumer) OnCommit(f func(ctx context.Context)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.hooks = append(c.hooks, f)
+}
+
+// Ready is nil when the consumer has joined its group and its last Postgres round succeeded.
+func (c *Consumer) Ready() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case !c.running:
+		return fmt.Errorf("ingest %s: not running", c.cfg.Group)
+	case c.dbErr != nil:
+		return fmt.Errorf("ingest %s: last batch failed: %w", c.cfg.Group, c.dbErr)
+	case !c.dbOK:
+		return fmt.Errorf("ingest %s: postgres not checked yet", c.cfg.Group)
+	case !c.joined:
+		return fmt.Errorf("ingest %s: not joined to the consumer group yet", c.cfg.Group)
+	}
+	return nil
+}
+
+func (c *Consumer) setDB(err error) {
+	c.mu.Lock()
+	c.dbErr = err
+	if err == nil {
+		c.dbOK = true
+	}
+	ready := c.running && c.dbErr == nil && c.dbOK && c.joined
+	c.mu.Unlock()
+	c.metrics.setReady(ready)
+}
+
+func (c *Consumer) setRunning(running bool) {
+	c.mu.Lock()
+	c.running = running
+	c.joined, c.dbOK, c.dbErr = false, false, nil
+	c.mu.Unlock()
+	c.metrics.setReady(false)
+}
+
+func (c *Consumer) setJoined() {
+	c.mu.Lock()
+	c.joined = true
+	ready := c.running && c.dbErr == nil && c.dbOK
+	c.mu.Unlock()
+	c.metrics.setReady(ready)
+}
+
+// Run consumes until ctx ends, then finishes and commits the batch in flight (within
+// ShutdownGrace), leaves the group and returns nil. Postgres failures never end Run: the batch is
+// kept and retried with backoff while Ready reports the error. Run must be called once.
+func (c *Consumer) Run(ctx context.Context) error {
+	c.setRunning(true)
+	defer c.setRunning(false)
+	reader := c.kc.NewReader(c.cfg.Group, c.topics)
+	dlq := c.kc.NewWriter("")
+	defer func() {
+		if err := dlq.Close(); err != nil {
+			c.logger.Warn("close dlq writer", "err", err)
+		}
+		if t, ok := dlq.Transport.(*kafkago.Transport); ok {
+			t.CloseIdleConnections()
+		}
+	}()
+
+	// Batches in flight may still commit after ctx ends, up to the grace period.
+	procCtx, cancelProc := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelProc()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-done:
+			return
+		}
+		select {
+		case <-time.After(c.cfg.ShutdownGrace):
+			cancelProc()
+		case <-done:
+		}
+	}()
+
+	fetchCtx, stopFetch := context.WithCancel(ctx)
+	batches := make(chan *batch, 1)
+	free := make(chan *batch, 3)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		c.watchJoin(fetchCtx, reader)
+	}()
+	go func() {
+		defer wg.Done()
+		defer close(batches)
+		c.fetchLoop(fetchCtx, reader, batches, free)
+	}()
+	defer func() {
+		stopFetch()
+		for range batches { // unblock a fetcher still handing over a batch
+		}
+		wg.Wait()
+		// Last: the fetcher may be inside FetchMessage until here.
+		if err := reader.Close(); err != nil {
+			c.logger.Warn("close kafka reader", "err", err)
+		}
+	}()
+
+	w := &writeState{
+		stored:  make(map[topicPartition]int64),
+		last:    make(map[topicPartition]int),
+		records: make(map[string][]any, len(c.sinks)),
+		counts:  make(map[string]int, len(c.sinks)),
+	}
+	c.setDB(c.ping(procCtx))
+	idle := time.NewTicker(idleCheck)
+	defer idle.Stop()
+	for {
+		select {
+		case b, ok := <-batches:
+			if !ok {
+				c.logger.Info("consumer stopped")
+				return nil
+			}
+			if err := c.commitBatch(procCtx, reader, dlq, w, b); err != nil {
+				return err
+			}
+			idle.Reset(idleCheck)
+			select {
+			case free <- b:
+			default:
+			}
+		case <-idle.C:
+			c.setDB(c.ping(procCtx))
+		}
+	}
+}
+
+func (c *Consumer) ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var ok bool
+	if err := c.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, c.offsetsTable).Scan(&ok); err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%s does not exist (run pg.Migrate)", c.offsetsTable)
+	}
+	return nil
+}
+
+// watchJoin notes the first group generation: the reader tells it only through its counters.
+func (c *Consumer) watchJoin(ctx context.Context, r *kafkago.Reader) {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if r.Stats().Rebalances > 0 {
+			c.setJoined()
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+type topicPartition struct {
+	topic     string
+	partition int
+}
+
+type item struct {
+	msg     kafkago.Message
+	rec     any
+	err     error // decode error: the message goes to the DLQ
+	dlqDone bool  // already produced to the DLQ by an earlier attempt
+	skip    bool  // at or below the stored offset: written before a crash
+}
+
+type batch struct {
+	items []item
+}
+
+// fetchLoop fills batches (up to BatchSize, or BatchWait after their first message), decoding
+// while the previous batch commits. With one batch queued it blocks, so a stuck Postgres stops
+// fetching. It returns when ctx ends, handing over what it holds.
+func (c *Consumer) fetchLoop(ctx context.Context, r *kafkago.Reader, out chan<- *batch, free <-chan *batch) {
+	for {
+		var b *batch
+		select {
+		case b = <-free:
+			b.items = b.items[:0]
+		default:
+			b = &batch{items: make([]item, 0, c.cfg.BatchSize)}
+		}
+		stop := c.fill(ctx, r, b)
+		if len(b.items) > 0 {
+			// Sending is not abandoned when ctx ends: the commit loop drains until we close.
+			out <- b
+		}
+		if stop {
+			return
+		}
+	}
+}
+
+// fill adds messages to b and reports whether fetching must stop.
+func (c *Consumer) fill(ctx context.Context, r *kafkago.Reader, b *batch) (stop bool) {
+	// The first message may take as long as it takes; the batch then stays open BatchWait.
+	if !c.fetchInto(ctx, ctx, r, b) {
+		return true
+	}
+	batchCtx, cancel := context.WithTimeout(ctx, c.cfg.BatchWait)
+	defer cancel()
+	for len(b.items) < c.cfg.BatchSize {
+		if !c.fetchInto(ctx, batchCtx, r, b) {
+			return ctx.Err() != nil
+		}
+	}
+	return false
+}
+
+// fetchInto appends the next message (decoded) to b. It reports false when fetchCtx ended, the
+// reader closed, or, with messages already in b, the fetch failed.
+func (c *Consumer) fetchInto(ctx, fetchCtx context.Context, r *kafkago.Reader, b *batch) bool {
+	backoff := c.cfg.MinBackoff
+	for {
+		m, err := r.FetchMessage(fetchCtx)
+		if err == nil {
+			it := item{msg: m}
+			if s, ok := c.sinks[m.Topic]; ok {
+				it.rec, it.err = s.Decode(m.Value)
+			} else {
+				it.err = fmt.Errorf("no sink for topic %s", m.Topic)
+			}
+			b.items = append(b.items, it)
+			return true
+		}
+		if fetchCtx.Err() != nil || errors.Is(err, io.EOF) {
+			return false
+		}
+		// Group (re)join failures surface here after the reader's own retries; it keeps trying.
+		c.logger.Warn("kafka fetch failed", "err", err, "retry_in", backoff)
+		if len(b.items) > 0 {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, c.cfg.MaxBackoff)
+	}
+}
+
+// writeState is reused across batches to keep the hot path free of per-message allocations.
+type writeState struct {
+	stored  map[topicPartition]int64
+	last    map[topicPartition]int // index of the last item per partition
+	records map[string][]any
+	counts  map[string]int
+	dlq     []kafkago.Message
+	commits []kafkago.Message
+	offT    []string
+	offP    []int32
+	offO    []int64
+}
+
+// commitBatch writes b, retrying Postgres (and DLQ) failures until it succeeds or ctx ends,
+// then commits the offsets to Kafka and runs the hooks.
+func (c *Consumer) commitBatch(ctx context.Context, r *kafkago.Reader, dlq *kafkago.Writer, w *writeState, b *batch) error {
+	start := time.Now()
+	backoff := c.cfg.MinBackoff
+	for attempt := 1; ; attempt++ {
+		attemptCtx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		err := c.writeBatch(attemptCtx, dlq, w, b)
+		cancel()
+		if err == nil {
+			break
+		}
+		if ctx.Err() == nil {
+			c.setDB(err)
+			c.metrics.retries.Inc()
+			c.logger.Warn("batch failed; retrying", "err", err, "messages", len(b.items), "attempt", attempt, "retry_in", backoff)
+			select {
+			case <-ctx.Done():
+			case <-time.After(backoff):
+			}
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("ingest %s: batch of %d messages not committed before shutdown (it will be consumed again): %w",
+				c.cfg.Group, len(b.items), err)
+		}
+		backoff = min(2*backoff, c.cfg.MaxBackoff)
+	}
+	c.setDB(nil)
+
+	if c.afterDBCommit != nil {
+		if err := c.afterDBCommit(ctx); err != nil {
+			return err
+		}
+	}
+
+	// The stored offsets make a lost Kafka commit harmless: the messages come back and are skipped.
+	w.commits = w.commits[:0]
+	for tp, i := range w.last {
+		m := b.items[i].msg
+		w.commits = append(w.commits, m)
+		c.metrics.lag.WithLabelValues(tp.topic, strconv.Itoa(tp.partition)).Set(float64(max(0, m.HighWaterMark-m.Offset-1)))
+	}
+	if err := r.CommitMessages(ctx, w.commits...); err != nil {
+		c.logger.Warn("kafka commit failed; the batch will be skipped when consumed again", "err", err)
+	}
+	skipped := 0
+	clear(w.counts)
+	for i := range b.items {
+		if b.items[i].skip {
+			skipped++
+			continue
+		}
+		w.counts[b.items[i].msg.Topic]++
+	}
+	for topic, n := range w.counts {
+		c.metrics.messages.WithLabelValues(topic).Add(float64(n))
+	}
+	if skipped > 0 {
+		c.metrics.replayed.Add(float64(skipped))
+		c.logger.Info("skipped messages already stored", "messages", skipped)
+	}
+	c.metrics.batchSize.Observe(float64(len(b.items)))
+	c.metrics.batchSeconds.Observe(time.Since(start).Seconds())
+
+	c.mu.Lock()
+	hooks := c.hooks
+	c.mu.Unlock()
+	for _, h := range hooks {
+		h(ctx)
+	}
+	return nil
+}
+
+// writeBatch is one attempt: in one transaction, skip what an earlier run stored, send the
+// undecodable messages to the DLQ, write every sink, store the offsets, commit.
+func (c *Consumer) writeBatch(ctx context.Context, dlq *kafkago.Writer, w *writeState, b *batch) error {
+	tx, err := c.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+
+	clear(w.stored)
+	rows, err := tx.Query(ctx, `SELECT topic, partition, "offset" FROM `+c.offsetsTable+` WHERE consumer_group = $1`, c.cfg.Group)
+	if err != nil {
+		return fmt.Errorf("read stored offsets: %w", err)
+	}
+	var tp topicPartition
+	var off int64
+	_, err = pgx.ForEachRow(rows, []any{&tp.topic, &tp.partition, &off}, func() error {
+		w.stored[tp] = off
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read stored offsets: %w", err)
+	}
+
+	clear(w.last)
+	for k, v := range w.records {
+		w.records[k] = v[:0]
+	}
+	w.dlq = w.dlq[:0]
+	for i := range b.items {
+		it := &b.items[i]
+		tp := topicPartition{it.msg.Topic, it.msg.Partition}
+		w.last[tp] = i
+		stored, ok := w.stored[tp]
+		it.skip = ok && it.msg.Offset <= stored
+		switch {
+		case it.skip:
+		case it.err != nil:
+			if !it.dlqDone {
+				w.dlq = append(w.dlq, dlqMessage(it))
+			}
+		default:
+			w.records[it.msg.Topic] = append(w.records[it.msg.Topic], it.rec)
+		}
+	}
+
+	if len(w.dlq) > 0 {
+		if err := dlq.WriteMessages(ctx, w.dlq...); err != nil {
+			return fmt.Errorf("produce %d messages to the DLQ: %w", len(w.dlq), err)
+		}
+		for i := range b.items {
+			it := &b.items[i]
+			if !it.skip && it.err != nil && !it.dlqDone {
+				it.dlqDone = true
+				c.metrics.dlq.WithLabelValues(it.msg.Topic).Inc()
+				c.logger.Warn("message sent to DLQ", "topic", it.msg.Topic, "partition", it.msg.Partition,
+					"offset", it.msg.Offset, "reason", it.err.Error())
+			}
+		}
+	}
+
+	for _, topic := range c.topics {
+		if recs := w.records[topic]; len(recs) > 0 {
+			if err := c.sinks[topic].Write(ctx, tx, recs); err != nil {
+				return fmt.Errorf("sink %s: %w", topic, err)
+			}
+		}
+	}
+
+	w.offT, w.offP, w.offO = w.offT[:0], w.offP[:0], w.offO[:0]
+	for tp, i := range w.last {
+		w.offT = append(w.offT, tp.topic)
+		w.offP = append(w.offP, int32(tp.partition))
+		w.offO = append(w.offO, b.items[i].msg.Offset)
+	}
+	// Sorted, so that consumers overlapping during a rebalance lock offset rows in one order.
+	_, err = tx.Exec(ctx, `
+INSERT INTO `+c.offsetsTable+` AS o (consumer_group, topic, partition, "offset")
+SELECT $1, t, p, n FROM unnest($2::text[], $3::int[], $4::bigint[]) AS u(t, p, n) ORDER BY t, p
+ON CONFLICT (consumer_group, topic, partition)
+DO UPDATE SET "offset" = greatest(o."offset", excluded."offset"), updated_at = now()`,
+		c.cfg.Group, w.offT, w.offP, w.offO)
+	if err != nil {
+		return fmt.Errorf("store offsets: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// maxReason keeps a DLQ header well inside any broker's limits.
+const maxReason = 2048
+
+func dlqMessage(it *item) kafkago.Message {
+	reason := it.err.Error()
+	if len(reason) > maxReason {
+		reason = reason[:maxReason]
+	}
+	h := make([]kafkago.Header, 0, len(it.msg.Headers)+4)
+	h = append(h, it.msg.Headers...)
+	h = append(h,
+		kafkago.Header{Key: HeaderDLQReason, Value: []byte(reason)},
+		kafkago.Header{Key: HeaderDLQTopic, Value: []byte(it.msg.Topic)},
+		kafkago.Header{Key: HeaderDLQPartition, Value: []byte(strconv.Itoa(it.msg.Partition))},
+		kafkago.Header{Key: HeaderDLQOffset, Value: []byte(strconv.FormatInt(it.msg.Offset, 10))},
+	)
+	return kafkago.Message{Topic: DLQTopic(it.msg.Topic), Key: it.msg.Key, Value: it.msg.Value, Headers: h}
+}

@@ -1,0 +1,401 @@
+package ingest_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	kafkago "github.com/segmentio/kafka-go"
+
+	"github.com/tidemark/tidemark/platform/ingest"
+	"github.com/tidemark/tidemark/platform/kafka"
+	"github.com/tidemark/tidemark/platform/pg"
+	"github.com/tidemark/tidemark/platform/pg/pglocal"
+	"github.com/tidemark/tidemark/platform/pg/pgtest"
+)
+
+func testConfig() ingest.Config {
+	return ingest.Config{
+		Group:      "test-ingest",
+		Schema:     "test",
+		BatchSize:  500,
+		BatchWait:  20 * time.Millisecond,
+		MinBackoff: 20 * time.Millisecond,
+		MaxBackoff: 200 * time.Millisecond,
+	}
+}
+
+func newConsumer(tb testing.TB, pool *pgxpool.Pool, kc kafka.Config, reg prometheus.Registerer, sinks ...ingest.Sink) *ingest.Consumer {
+	tb.Helper()
+	c, err := ingest.NewConsumer(testConfig(), pool, kc, sinks, nil, reg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+func counterValue(tb testing.TB, reg *prometheus.Registry, name string, labels map[string]string) float64 {
+	tb.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	next:
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if v, ok := labels[lp.GetName()]; ok && v != lp.GetValue() {
+					continue next
+				}
+			}
+			switch {
+			case m.GetCounter() != nil:
+				return m.GetCounter().GetValue()
+			case m.GetGauge() != nil:
+				return m.GetGauge().GetValue()
+			case m.GetHistogram() != nil:
+				return float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	return 0
+}
+
+func TestConsumerIngestsReplayedBatchOnce(t *testing.T) {
+	pool := pgtest.NewPool(t, srv)
+	newItemsDB(t, pool)
+	kc := startBroker(t)
+	reg := prometheus.NewRegistry()
+	var s itemSink
+	c := newConsumer(t, pool, kc, reg, s.sink())
+	var commits atomic.Int64
+	c.OnCommit(func(context.Context) { commits.Add(1) })
+	if err := c.Ready(); err == nil {
+		t.Error("ready before Run")
+	}
+	r := start(t, c)
+
+	batch := genItems(0, 1200)
+	produceItems(t, kc, batch)
+	produceItems(t, kc, batch) // the same batch delivered twice
+	produceItems(t, kc, genItems(1200, 300))
+	waitRows(t, pool, 1500, 20*time.Second)
+	eventually(t, 10*time.Second, func() (bool, string) {
+		n := counterValue(t, reg, "tidemark_ingest_messages_total", map[string]string{"topic": itemsTopic})
+		return n == 2700, fmt.Sprintf("messages_total = %v", n)
+	})
+	eventually(t, 5*time.Second, func() (bool, string) { err := c.Ready(); return err == nil, fmt.Sprint(err) })
+	if got := s.inserted.Load(); got != 1500 {
+		t.Errorf("Insert reported %d new records, want 1500", got)
+	}
+	if commits.Load() == 0 {
+		t.Error("OnCommit hook never ran")
+	}
+	if v := counterValue(t, reg, "tidemark_ingest_ready", nil); v != 1 {
+		t.Errorf("ready gauge = %v", v)
+	}
+	if v := counterValue(t, reg, "tidemark_ingest_batch_size", nil); v == 0 {
+		t.Error("no batch observed")
+	}
+	for p := range 2 {
+		if v := counterValue(t, reg, "tidemark_ingest_lag", map[string]string{"topic": itemsTopic, "partition": strconv.Itoa(p)}); v != 0 {
+			t.Errorf("lag of partition %d = %v after catching up", p, v)
+		}
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+
+	// Every partition's last offset is stored with the rows.
+	var stored int64
+	if err := pool.QueryRow(context.Background(), `SELECT sum("offset" + 1) FROM test.kafka_offsets WHERE consumer_group = $1`, testConfig().Group).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored != 2700 {
+		t.Errorf("stored offsets cover %d messages, want 2700", stored)
+	}
+
+	// A clean stop committed to Kafka as well: a restarted consumer gets nothing again.
+	written := s.written.Load()
+	var s2 itemSink
+	c2 := newConsumer(t, pool, kc, nil, s2.sink())
+	r2 := start(t, c2)
+	produceItems(t, kc, genItems(1500, 10))
+	waitRows(t, pool, 1510, 20*time.Second)
+	if err := r2.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	if got := s2.written.Load(); got != 10 {
+		t.Errorf("after restart the sink got %d records, want only the 10 new ones (first run wrote %d)", got, written)
+	}
+}
+
+func TestConsumerCrashBetweenDBAndKafkaCommit(t *testing.T) {
+	pool := pgtest.NewPool(t, srv)
+	newItemsDB(t, pool)
+	kc := startBroker(t)
+
+	produceItems(t, kc, genItems(0, 400))
+	var s1 itemSink
+	c1 := newConsumer(t, pool, kc, nil, s1.sink())
+	crash := errors.New("crash after the Postgres commit")
+	ingest.SetAfterDBCommit(c1, func(context.Context) error { return crash })
+	r1 := start(t, c1)
+	select {
+	case err := <-r1.done:
+		r1.done <- err
+		if !errors.Is(err, crash) {
+			t.Fatalf("Run = %v, want the injected crash", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("consumer never committed a batch")
+	}
+	firstBatch := int(s1.written.Load())
+	if firstBatch == 0 {
+		t.Fatal("nothing written before the crash")
+	}
+	waitRows(t, pool, firstBatch, time.Second)
+
+	// The restarted consumer is handed the same messages again (Kafka never saw the commit),
+	// skips those the stored offsets cover, and goes on.
+	produceItems(t, kc, genItems(400, 100))
+	var s2 itemSink
+	reg := prometheus.NewRegistry()
+	c2 := newConsumer(t, pool, kc, reg, s2.sink())
+	r2 := start(t, c2)
+	waitRows(t, pool, 500, 20*time.Second)
+	if v := counterValue(t, reg, "tidemark_ingest_replayed_total", nil); v != float64(firstBatch) {
+		t.Errorf("replayed_total = %v, want the %d messages committed before the crash", v, firstBatch)
+	}
+	if err := r2.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	if got := s1.written.Load() + s2.written.Load(); got != 500 {
+		t.Errorf("sinks got %d records in total (%d before the crash), want 500: replayed messages reached the sink",
+			got, firstBatch)
+	}
+}
+
+func TestConsumerMalformedToDLQ(t *testing.T) {
+	pool := pgtest.NewPool(t, srv)
+	newItemsDB(t, pool)
+	kc := startBroker(t)
+	reg := prometheus.NewRegistry()
+	var s itemSink
+	c := newConsumer(t, pool, kc, reg, s.sink())
+	start(t, c)
+
+	good := genItems(0, 4)
+	bad := map[string]string{ // value -> expected part of the reason
+		`{"ts":1,"txSig":"x"`: "unexpected EOF",
+		`{"ts":1795000000,"txSig":"bad1","txSigIndex":0,"id":"1","amount":"1.5"}`:            `amount "1.5" is not an integer decimal`,
+		`{"ts":1795000000,"txSig":"bad2","txSigIndex":0,"id":"1","amount":"1","extra":true}`: `unknown field "extra"`,
+	}
+	var values [][]byte
+	for _, it := range good[:2] {
+		values = append(values, it.encode())
+	}
+	for v := range bad {
+		values = append(values, []byte(v))
+	}
+	for _, it := range good[2:] {
+		values = append(values, it.encode())
+	}
+	// One partition keeps the bad messages between good ones.
+	w := kc.NewWriter(itemsTopic)
+	w.Balancer = kafkago.BalancerFunc(func(kafkago.Message, ...int) int { return 0 })
+	msgs := make([]kafkago.Message, len(values))
+	for i, v := range values {
+		msgs[i] = kafkago.Message{Value: v, Headers: []kafkago.Header{{Key: "event-type", Value: []byte("item")}}}
+	}
+	if err := w.WriteMessages(context.Background(), msgs...); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+
+	waitRows(t, pool, 4, 20*time.Second)
+	if v := counterValue(t, reg, "tidemark_ingest_dlq_total", map[string]string{"topic": itemsTopic}); v != 3 {
+		t.Errorf("dlq_total = %v, want 3", v)
+	}
+
+	r := kafkago.NewReader(kafkago.ReaderConfig{Brokers: kc.Brokers, Topic: ingest.DLQTopic(itemsTopic), Partition: 0, MaxWait: 100 * time.Millisecond})
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for range bad {
+		m, err := r.ReadMessage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, ok := bad[string(m.Value)]
+		if !ok {
+			t.Errorf("unexpected DLQ message %s", m.Value)
+			continue
+		}
+		delete(bad, string(m.Value))
+		reason, _ := kafka.Header(m, ingest.HeaderDLQReason)
+		if !strings.Contains(reason, want) {
+			t.Errorf("reason %q, want it to contain %q", reason, want)
+		}
+		for k, v := range map[string]string{ingest.HeaderDLQTopic: itemsTopic, ingest.HeaderDLQPartition: "0", "event-type": "item"} {
+			if got, _ := kafka.Header(m, k); got != v {
+				t.Errorf("header %s = %q, want %q", k, got, v)
+			}
+		}
+		if off, _ := kafka.Header(m, ingest.HeaderDLQOffset); off != "2" && off != "3" && off != "4" {
+			t.Errorf("dlq-offset = %q, want 2..4", off)
+		}
+	}
+}
+
+func TestConsumerWaitsForPostgres(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// A cluster of its own: pausing the shared one would disturb other packages' tests.
+	own, err := pglocal.Start(ctx, pglocal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = own.Stop() }()
+	url, err := own.CreateDatabase(ctx, "ingest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := pg.Open(ctx, url, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	newItemsDB(t, pool)
+	kc := startBroker(t)
+	reg := prometheus.NewRegistry()
+	var s itemSink
+	c := newConsumer(t, pool, kc, reg, s.sink())
+	r := start(t, c)
+
+	produceItems(t, kc, genItems(0, 300))
+	waitRows(t, pool, 300, 20*time.Second)
+	eventually(t, 5*time.Second, func() (bool, string) { err := c.Ready(); return err == nil, fmt.Sprint(err) })
+
+	if err := own.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	produceItems(t, kc, genItems(300, 700))
+	eventually(t, 10*time.Second, func() (bool, string) {
+		return c.Ready() != nil && counterValue(t, reg, "tidemark_ingest_ready", nil) == 0, "still ready with Postgres down"
+	})
+	if v := counterValue(t, reg, "tidemark_ingest_retries_total", nil); v == 0 {
+		t.Error("no retries counted")
+	}
+	if err := own.Resume(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitRows(t, pool, 1000, 20*time.Second)
+	eventually(t, 5*time.Second, func() (bool, string) { err := c.Ready(); return err == nil, fmt.Sprint(err) })
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	if v := counterValue(t, reg, "tidemark_ingest_messages_total", map[string]string{"topic": itemsTopic}); v != 1000 {
+		t.Errorf("messages_total = %v, want 1000", v)
+	}
+}
+
+func TestNewConsumerValidates(t *testing.T) {
+	pool := pgtest.NewPool(t, srv)
+	kc := kafka.Config{Brokers: []string{"127.0.0.1:1"}}
+	var s itemSink
+	sink := s.sink()
+	tests := []struct {
+		name  string
+		cfg   func(*ingest.Config)
+		pool  *pgxpool.Pool
+		kc    kafka.Config
+		sinks []ingest.Sink
+		want  string
+	}{
+		{"no group", func(c *ingest.Config) { c.Group = "" }, pool, kc, []ingest.Sink{sink}, "Group"},
+		{"no schema", func(c *ingest.Config) { c.Schema = "" }, pool, kc, []ingest.Sink{sink}, "Schema"},
+		{"no pool", func(*ingest.Config) {}, nil, kc, []ingest.Sink{sink}, "pool"},
+		{"no brokers", func(*ingest.Config) {}, pool, kafka.Config{}, []ingest.Sink{sink}, "brokers"},
+		{"no sinks", func(*ingest.Config) {}, pool, kc, nil, "sinks"},
+		{"two sinks for a topic", func(*ingest.Config) {}, pool, kc, []ingest.Sink{sink, sink}, "two sinks"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := testConfig()
+			tt.cfg(&cfg)
+			_, err := ingest.NewConsumer(cfg, tt.pool, tt.kc, tt.sinks, nil, nil)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want one mentioning %q", err, tt.want)
+			}
+		})
+	}
+	// A second consumer on the same registerer is refused rather than sharing its metrics.
+	reg := prometheus.NewRegistry()
+	if _, err := ingest.NewConsumer(testConfig(), pool, kc, []ingest.Sink{sink}, nil, reg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ingest.NewConsumer(testConfig(), pool, kc, []ingest.Sink{sink}, nil, reg); err == nil {
+		t.Error("duplicate metrics registration accepted")
+	}
+}
+
+func TestConsumerRetriesWhenDLQFails(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pool := pgtest.NewPool(t, srv)
+	newItemsDB(t, pool)
+	kc := startBroker(t)
+	dlqTopic := ingest.DLQTopic(itemsTopic)
+	if err := kafka.EnsureTopics(ctx, kc.Brokers, 1, dlqTopic); err != nil {
+		t.Fatal(err)
+	}
+	setMaxBytes := func(n int) {
+		t.Helper()
+		resp, err := (&kafkago.Client{Addr: kafkago.TCP(kc.Brokers...)}).AlterConfigs(ctx, &kafkago.AlterConfigsRequest{
+			Resources: []kafkago.AlterConfigRequestResource{{
+				ResourceType: kafkago.ResourceTypeTopic, ResourceName: dlqTopic,
+				Configs: []kafkago.AlterConfigRequestConfig{{Name: "max.message.bytes", Value: strconv.Itoa(n)}},
+			}},
+		})
+		if err == nil {
+			for _, e := range resp.Errors {
+				err = errors.Join(err, e)
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	setMaxBytes(10) // nothing fits: every DLQ write fails
+
+	reg := prometheus.NewRegistry()
+	var s itemSink
+	c := newConsumer(t, pool, kc, reg, s.sink())
+	start(t, c)
+	items := genItems(0, 2)
+	produce(t, kc, itemsTopic, items[0].encode(), []byte(`{"broken":`), items[1].encode())
+
+	eventually(t, 20*time.Second, func() (bool, string) {
+		n := counterValue(t, reg, "tidemark_ingest_retries_total", nil)
+		return n >= 2 && c.Ready() != nil, fmt.Sprintf("retries %v, ready %v", n, c.Ready())
+	})
+	if n, _ := countRows(t, pool); n != 0 {
+		t.Fatalf("%d rows committed although the DLQ write failed", n)
+	}
+	setMaxBytes(1 << 20)
+	waitRows(t, pool, 2, 20*time.Second)
+	if v := counterValue(t, reg, "tidemark_ingest_dlq_total", map[string]string{"topic": itemsTopic}); v != 1 {
+		t.Errorf("dlq_total = %v, want 1", v)
+	}
+}

@@ -1,0 +1,74 @@
+package ingest
+
+import (
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+type metrics struct {
+	messages     *prometheus.CounterVec
+	dlq          *prometheus.CounterVec
+	batchSize    prometheus.Histogram
+	batchSeconds prometheus.Histogram
+	lag          *prometheus.GaugeVec
+	ready        prometheus.Gauge
+	retries      prometheus.Counter
+	replayed     prometheus.Counter
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tidemark_ingest_messages_total",
+			Help: "Messages consumed and committed, including those sent to the DLQ.",
+		}, []string{"topic"}),
+		dlq: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tidemark_ingest_dlq_total",
+			Help: "Messages that failed to decode or validate and went to <topic>.dlq.",
+		}, []string{"topic"}),
+		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "tidemark_ingest_batch_size",
+			Help:    "Messages per committed batch.",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 14),
+		}),
+		batchSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "tidemark_ingest_batch_seconds",
+			Help:    "Time to commit a batch to Postgres and Kafka, retries included.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
+		}),
+		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "tidemark_ingest_lag",
+			Help: "Messages behind the partition's high watermark after the last commit.",
+		}, []string{"topic", "partition"}),
+		ready: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "tidemark_ingest_ready",
+			Help: "1 when the consumer has joined its group and its last Postgres round succeeded.",
+		}),
+		retries: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tidemark_ingest_retries_total",
+			Help: "Failed batch attempts (Postgres or DLQ errors) that were retried.",
+		}),
+		replayed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tidemark_ingest_replayed_total",
+			Help: "Messages consumed again after a restart and skipped because their offsets were already stored.",
+		}),
+	}
+	if reg == nil {
+		return m, nil
+	}
+	for _, c := range []prometheus.Collector{m.messages, m.dlq, m.batchSize, m.batchSeconds, m.lag, m.ready, m.retries, m.replayed} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("ingest: register metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+func (m *metrics) setReady(ready bool) {
+	if ready {
+		m.ready.Set(1)
+	} else {
+		m.ready.Set(0)
+	}
+}

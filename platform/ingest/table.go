@@ -1,0 +1,332 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/tidemark/tidemark/platform/pg"
+)
+
+// Table inserts records of type T into one table, skipping those whose natural key is already
+// there, and tells which ones were new.
+//
+// Row returns the values of Columns for one record. They travel in COPY's text format: nil,
+// strings and named string kinds (events.Amount), integers, floats, bools and pointers to them
+// are written directly (so a decimal string goes into a numeric column without the big.Int
+// detour of pgx's binary numeric encoding); any other value goes through pgx's text encoding
+// for the column's type. Key columns must be NOT NULL (they form the table's unique key).
+type Table[T any] struct {
+	Name    string   // "schema.table"
+	Columns []string // columns written, in Row order
+	Key     []string // the conflict target: columns of a unique index, e.g. (ts, tx_sig, tx_sig_index, id)
+	Row     func(T) []any
+}
+
+// Insert writes recs within tx and returns exactly the records that were not in the table yet,
+// in input order. When recs repeat a key, the first one counts and the others are dropped.
+//
+// Most batches are all new, so Insert first copies them straight into the table under a
+// savepoint. Only when that hits a unique violation does it roll back to the savepoint and take
+// the general path: copy into a temporary staging table of the session (created on first use,
+// emptied at every commit), INSERT ... SELECT ... ON CONFLICT DO NOTHING in input order, and
+// join the inserted keys back to the staged ordinals.
+func (t Table[T]) Insert(ctx context.Context, tx pgx.Tx, recs []T) (inserted []T, err error) {
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	schema, name, err := t.validate()
+	if err != nil {
+		return nil, err
+	}
+	target := pgx.Identifier{schema, name}
+	oids, err := t.columnTypes(ctx, tx, target)
+	if err != nil {
+		return nil, err
+	}
+	enc := copyEncoder{m: tx.Conn().TypeMap(), oids: oids}
+	if err := encodeRows(&enc, recs, t.Row); err != nil {
+		return nil, fmt.Errorf("ingest: %s: %w", t.Name, err)
+	}
+	cols := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		cols[i] = pgx.Identifier{c}.Sanitize()
+	}
+	colList := strings.Join(cols, ", ")
+	pgConn := tx.Conn().PgConn()
+
+	if _, err := tx.Exec(ctx, "SAVEPOINT tidemark_insert"); err != nil {
+		return nil, fmt.Errorf("ingest: %s: savepoint: %w", t.Name, err)
+	}
+	_, err = pgConn.CopyFrom(ctx, bytes.NewReader(enc.buf), "COPY "+target.Sanitize()+" ("+colList+") FROM STDIN")
+	if err == nil {
+		if _, err := tx.Exec(ctx, "RELEASE SAVEPOINT tidemark_insert"); err != nil {
+			return nil, fmt.Errorf("ingest: %s: release savepoint: %w", t.Name, err)
+		}
+		return slices.Clone(recs), nil
+	}
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "23505" { // unique_violation
+		return nil, fmt.Errorf("ingest: %s: copy %d rows: %w", t.Name, len(recs), err)
+	}
+	if _, err := tx.Exec(ctx, "ROLLBACK TO SAVEPOINT tidemark_insert"); err != nil {
+		return nil, fmt.Errorf("ingest: %s: rollback to savepoint: %w", t.Name, err)
+	}
+	return t.insertStaged(ctx, tx, schema, name, colList, &enc, recs)
+}
+
+// insertStaged is the general path for batches holding known or repeated keys.
+func (t Table[T]) insertStaged(ctx context.Context, tx pgx.Tx, schema, name, colList string, enc *copyEncoder, recs []T) ([]T, error) {
+	// One staging table per table and column list: a session may serve several of each.
+	h := fnv.New32a()
+	h.Write([]byte(t.Name))
+	for _, c := range t.Columns {
+		h.Write([]byte{0})
+		h.Write([]byte(c))
+	}
+	stageName := fmt.Sprintf("tidemark_stage_%s_%s_%08x", schema, name, h.Sum32())
+	if len(stageName) > 63 {
+		stageName = fmt.Sprintf("tidemark_stage_%08x", h.Sum32())
+	}
+	stage := pgx.Identifier{"pg_temp", stageName}.Sanitize()
+	target := pgx.Identifier{schema, name}.Sanitize()
+
+	// CREATE TABLE AS copies the column types and nothing else: no NOT NULLs or defaults of
+	// columns Row does not write, and no indexes to maintain while staging.
+	create := "CREATE TEMP TABLE IF NOT EXISTS " + stage + " ON COMMIT DELETE ROWS AS SELECT " + colList +
+		", 0::int4 AS _ord FROM " + target + " WITH NO DATA"
+	if _, err := tx.Exec(ctx, create); err != nil {
+		return nil, fmt.Errorf("ingest: %s: create staging table: %w", t.Name, err)
+	}
+	_, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(enc.withOrdinals()), "COPY "+stage+" ("+colList+", _ord) FROM STDIN")
+	if err != nil {
+		return nil, fmt.Errorf("ingest: %s: copy %d rows to staging: %w", t.Name, len(recs), err)
+	}
+
+	var keys, join, group []string
+	for _, k := range t.Key {
+		qk := pgx.Identifier{k}.Sanitize()
+		keys = append(keys, qk)
+		join = append(join, "s."+qk+" = i."+qk)
+		group = append(group, "i."+qk)
+	}
+	// ON CONFLICT DO NOTHING also skips a key repeated within the batch; rows are fed in ordinal
+	// order so the first one is inserted, and min(_ord) names it.
+	insert := "WITH i AS (INSERT INTO " + target + " (" + colList + ") SELECT " + colList + " FROM " + stage +
+		" ORDER BY _ord ON CONFLICT (" + strings.Join(keys, ", ") + ") DO NOTHING RETURNING " + strings.Join(keys, ", ") +
+		") SELECT min(s._ord) FROM i JOIN " + stage + " s ON " + strings.Join(join, " AND ") +
+		" GROUP BY " + strings.Join(group, ", ") + " ORDER BY 1"
+	rows, err := tx.Query(ctx, insert)
+	if err != nil {
+		return nil, fmt.Errorf("ingest: %s: insert: %w", t.Name, err)
+	}
+	defer rows.Close()
+	var inserted []T
+	var ord int32
+	for rows.Next() {
+		if err := rows.Scan(&ord); err != nil {
+			return nil, fmt.Errorf("ingest: %s: scan ordinal: %w", t.Name, err)
+		}
+		inserted = append(inserted, recs[ord])
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("ingest: %s: insert: %w", t.Name, err)
+	}
+	return inserted, nil
+}
+
+func (t Table[T]) validate() (schema, name string, err error) {
+	schema, name, err = pg.SplitTable(t.Name)
+	if err != nil {
+		return "", "", fmt.Errorf("ingest: table: %w", err)
+	}
+	if len(t.Columns) == 0 || len(t.Key) == 0 || t.Row == nil {
+		return "", "", fmt.Errorf("ingest: table %s: Columns, Key and Row are required", t.Name)
+	}
+	for _, k := range t.Key {
+		if !slices.Contains(t.Columns, k) {
+			return "", "", fmt.Errorf("ingest: table %s: key column %q is not among Columns", t.Name, k)
+		}
+	}
+	return schema, name, nil
+}
+
+// columnTypes returns the type OID of each of Columns, in order.
+func (t Table[T]) columnTypes(ctx context.Context, tx pgx.Tx, target pgx.Identifier) ([]uint32, error) {
+	rows, err := tx.Query(ctx, `
+SELECT attname::text, atttypid FROM pg_attribute
+WHERE attrelid = $1::regclass AND attname = ANY($2) AND attnum > 0 AND NOT attisdropped`,
+		target.Sanitize(), t.Columns)
+	if err != nil {
+		return nil, fmt.Errorf("ingest: %s: read column types: %w", t.Name, err)
+	}
+	byName := make(map[string]uint32, len(t.Columns))
+	var col string
+	var oid uint32
+	if _, err := pgx.ForEachRow(rows, []any{&col, &oid}, func() error { byName[col] = oid; return nil }); err != nil {
+		return nil, fmt.Errorf("ingest: %s: read column types: %w", t.Name, err)
+	}
+	oids := make([]uint32, len(t.Columns))
+	for i, c := range t.Columns {
+		o, ok := byName[c]
+		if !ok {
+			return nil, fmt.Errorf("ingest: %s: no column %q", t.Name, c)
+		}
+		oids[i] = o
+	}
+	return oids, nil
+}
+
+// copyEncoder renders rows in COPY's text format.
+type copyEncoder struct {
+	m       *pgtype.Map
+	oids    []uint32
+	buf     []byte
+	ends    []int // end offset of each row, after its '\n'
+	scratch []byte
+}
+
+// encodeRows renders every record's Row; it checks the value count once per row.
+func encodeRows[T any](e *copyEncoder, recs []T, row func(T) []any) error {
+	e.buf = make([]byte, 0, len(recs)*64*len(e.oids)/4)
+	e.ends = make([]int, 0, len(recs))
+	for r, rec := range recs {
+		vals := row(rec)
+		if len(vals) != len(e.oids) {
+			return fmt.Errorf("row %d has %d values for %d columns", r, len(vals), len(e.oids))
+		}
+		for i, v := range vals {
+			if i > 0 {
+				e.buf = append(e.buf, '\t')
+			}
+			if err := e.appendValue(i, v); err != nil {
+				return fmt.Errorf("row %d column %d: %w", r, i, err)
+			}
+		}
+		e.buf = append(e.buf, '\n')
+		e.ends = append(e.ends, len(e.buf))
+	}
+	return nil
+}
+
+// withOrdinals returns the rows with a last column holding each row's index.
+func (e *copyEncoder) withOrdinals() []byte {
+	out := make([]byte, 0, len(e.buf)+len(e.ends)*6)
+	start := 0
+	for i, end := range e.ends {
+		out = append(out, e.buf[start:end-1]...)
+		out = append(out, '\t')
+		out = strconv.AppendInt(out, int64(i), 10)
+		out = append(out, '\n')
+		start = end
+	}
+	return out
+}
+
+// appendValue writes v for column i, escaped for COPY text.
+func (e *copyEncoder) appendValue(i int, v any) error {
+	switch x := v.(type) {
+	case nil:
+		e.buf = append(e.buf, `\N`...)
+	case string:
+		e.buf = appendEscaped(e.buf, x)
+	case int64:
+		e.buf = strconv.AppendInt(e.buf, x, 10)
+	case int:
+		e.buf = strconv.AppendInt(e.buf, int64(x), 10)
+	case int32:
+		e.buf = strconv.AppendInt(e.buf, int64(x), 10)
+	case uint64:
+		e.buf = strconv.AppendUint(e.buf, x, 10)
+	case float64:
+		e.buf = appendFloat(e.buf, x, 64)
+	case float32:
+		e.buf = appendFloat(e.buf, float64(x), 32)
+	case bool:
+		if x {
+			e.buf = append(e.buf, 't')
+		} else {
+			e.buf = append(e.buf, 'f')
+		}
+	case driver.Valuer, []byte:
+		return e.appendPgx(i, v)
+	default:
+		rv := reflect.ValueOf(v)
+		switch rv.Kind() {
+		case reflect.String: // events.Amount and other named strings
+			e.buf = appendEscaped(e.buf, rv.String())
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			e.buf = strconv.AppendInt(e.buf, rv.Int(), 10)
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			e.buf = strconv.AppendUint(e.buf, rv.Uint(), 10)
+		case reflect.Pointer:
+			if rv.IsNil() {
+				e.buf = append(e.buf, `\N`...)
+				return nil
+			}
+			return e.appendValue(i, rv.Elem().Interface())
+		default:
+			return e.appendPgx(i, v)
+		}
+	}
+	return nil
+}
+
+// appendPgx uses pgx's text encoding for the column's type (time, bytea, json, arrays, pgtype...).
+func (e *copyEncoder) appendPgx(i int, v any) error {
+	out, err := e.m.Encode(e.oids[i], pgtype.TextFormatCode, v, e.scratch[:0])
+	if err != nil {
+		return fmt.Errorf("encode %T: %w", v, err)
+	}
+	if out == nil {
+		e.buf = append(e.buf, `\N`...)
+		return nil
+	}
+	e.scratch = out
+	e.buf = appendEscaped(e.buf, string(out))
+	return nil
+}
+
+func appendFloat(b []byte, f float64, bits int) []byte {
+	switch {
+	case math.IsInf(f, 1):
+		return append(b, "Infinity"...)
+	case math.IsInf(f, -1):
+		return append(b, "-Infinity"...)
+	}
+	return strconv.AppendFloat(b, f, 'g', -1, bits) // "NaN" for NaN; every type we target accepts exponents
+}
+
+// appendEscaped escapes the characters COPY text gives a meaning to.
+func appendEscaped(b []byte, s string) []byte {
+	if !strings.ContainsAny(s, "\\\t\n\r") {
+		return append(b, s...)
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\\':
+			b = append(b, `\\`...)
+		case '\t':
+			b = append(b, `\t`...)
+		case '\n':
+			b = append(b, `\n`...)
+		case '\r':
+			b = append(b, `\r`...)
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
+}

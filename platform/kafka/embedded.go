@@ -1,0 +1,58 @@
+package kafka
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+// EmbeddedOptions configure StartEmbedded.
+type EmbeddedOptions struct {
+	// Port on 127.0.0.1; 0 picks a free one.
+	Port int
+	// Partitions of the seeded topics and of topics created on first use (0 = 1).
+	Partitions int
+	// Topics to create up front.
+	Topics []string
+}
+
+// Embedded is an in-process single-broker cluster speaking the real Kafka protocol, kept in
+// memory. Topics named by a producer or consumer (e.g. "<topic>.dlq") are created on first use.
+type Embedded struct {
+	cluster *kfake.Cluster
+}
+
+// StartEmbedded starts the broker. ctx only bounds start-up, which does not block today.
+func StartEmbedded(ctx context.Context, opts EmbeddedOptions) (*Embedded, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if opts.Partitions <= 0 {
+		opts.Partitions = 1
+	}
+	kopts := []kfake.Opt{
+		kfake.NumBrokers(1),
+		kfake.AllowAutoTopicCreation(),
+		kfake.DefaultNumPartitions(opts.Partitions),
+		// The default 6s minimum would reject short sessions that tests may use.
+		kfake.GroupMinSessionTimeout(0),
+	}
+	if opts.Port != 0 {
+		kopts = append(kopts, kfake.Ports(opts.Port))
+	}
+	if len(opts.Topics) > 0 {
+		kopts = append(kopts, kfake.SeedTopics(int32(opts.Partitions), opts.Topics...))
+	}
+	c, err := kfake.NewCluster(kopts...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: start embedded broker: %w", err)
+	}
+	return &Embedded{cluster: c}, nil
+}
+
+// Brokers are the addresses to dial.
+func (e *Embedded) Brokers() []string { return e.cluster.ListenAddrs() }
+
+// Close stops the broker and drops its data.
+func (e *Embedded) Close() { e.cluster.Close() }

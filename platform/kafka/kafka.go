@@ -1,0 +1,186 @@
+// Package kafka wraps segmentio/kafka-go with the settings every tidemark producer and consumer
+// shares, carries W3C trace context in message headers, creates topics, and runs an in-process
+// broker (kfake) for tests and the dev stack.
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"slices"
+	"strconv"
+	"time"
+
+	kafkago "github.com/segmentio/kafka-go"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
+
+	"github.com/tidemark/tidemark/platform/events"
+)
+
+// Config is where and as whom to connect.
+type Config struct {
+	Brokers  []string
+	ClientID string
+}
+
+// NewWriter returns a synchronous writer for topic ("" = each message names its topic). Keys
+// hash to partitions so one key's messages stay ordered; every in-sync replica must acknowledge.
+// A writer with a ClientID owns its transport: call CloseIdleConnections on w.Transport after
+// Close to drop its connections at once instead of after the idle timeout.
+func (c Config) NewWriter(topic string) *kafkago.Writer {
+	w := &kafkago.Writer{
+		Addr:                   kafkago.TCP(c.Brokers...),
+		Topic:                  topic,
+		Balancer:               &kafkago.Hash{},
+		RequiredAcks:           kafkago.RequireAll,
+		BatchTimeout:           5 * time.Millisecond,
+		BatchSize:              1000,
+		AllowAutoTopicCreation: true,
+	}
+	if c.ClientID != "" {
+		w.Transport = &kafkago.Transport{ClientID: c.ClientID}
+	}
+	return w
+}
+
+// NewReader returns a consumer-group reader over topics that starts at the oldest offset when the
+// group has none and never commits by itself: callers FetchMessage, persist, then CommitMessages.
+func (c Config) NewReader(group string, topics []string) *kafkago.Reader {
+	return kafkago.NewReader(kafkago.ReaderConfig{
+		Brokers:     c.Brokers,
+		GroupID:     group,
+		GroupTopics: topics,
+		StartOffset: kafkago.FirstOffset,
+		MinBytes:    1,
+		MaxBytes:    16 << 20,
+		MaxWait:     250 * time.Millisecond,
+		// Enough queued messages for the next batch to be ready while the current one commits.
+		QueueCapacity:  4096,
+		CommitInterval: 0,
+		Dialer: &kafkago.Dialer{
+			ClientID:  c.ClientID,
+			Timeout:   10 * time.Second,
+			DualStack: true,
+		},
+	})
+}
+
+// ToKafka converts m and adds the trace context of ctx to its headers.
+func ToKafka(ctx context.Context, m events.Message) kafkago.Message {
+	km := kafkago.Message{Topic: m.Topic, Key: m.Key, Value: m.Value}
+	if len(m.Headers) > 0 {
+		km.Headers = make([]kafkago.Header, 0, len(m.Headers)+2)
+		// Sorted keys: the same message always has the same bytes.
+		for _, k := range slices.Sorted(maps.Keys(m.Headers)) {
+			km.Headers = append(km.Headers, kafkago.Header{Key: k, Value: []byte(m.Headers[k])})
+		}
+	}
+	propagator().Inject(ctx, headerCarrier{&km.Headers})
+	return km
+}
+
+// TraceContext returns ctx carrying the remote span context found in m's headers, if any.
+func TraceContext(ctx context.Context, m kafkago.Message) context.Context {
+	return propagator().Extract(ctx, headerCarrier{&m.Headers})
+}
+
+// Header returns the value of the first header named key.
+func Header(m kafkago.Message, key string) (string, bool) {
+	for _, h := range m.Headers {
+		if h.Key == key {
+			return string(h.Value), true
+		}
+	}
+	return "", false
+}
+
+// propagator is otel's global one (telemetry installs W3C trace context there) or, while
+// nothing is installed, W3C trace context itself, so traces cross Kafka in every setup.
+func propagator() propagation.TextMapPropagator {
+	if p := otel.GetTextMapPropagator(); len(p.Fields()) > 0 {
+		return p
+	}
+	return propagation.TraceContext{}
+}
+
+type headerCarrier struct{ h *[]kafkago.Header }
+
+func (c headerCarrier) Get(key string) string {
+	for _, h := range *c.h {
+		if h.Key == key {
+			return string(h.Value)
+		}
+	}
+	return ""
+}
+
+func (c headerCarrier) Set(key, value string) {
+	for i, h := range *c.h {
+		if h.Key == key {
+			(*c.h)[i].Value = []byte(value)
+			return
+		}
+	}
+	*c.h = append(*c.h, kafkago.Header{Key: key, Value: []byte(value)})
+}
+
+func (c headerCarrier) Keys() []string {
+	keys := make([]string, len(*c.h))
+	for i, h := range *c.h {
+		keys[i] = h.Key
+	}
+	return keys
+}
+
+// EnsureTopics creates the topics that do not exist yet, with partitions partitions and a
+// replication factor of min(3, number of brokers). Existing topics are left as they are.
+func EnsureTopics(ctx context.Context, brokers []string, partitions int, topics ...string) error {
+	if len(topics) == 0 {
+		return nil
+	}
+	if partitions <= 0 {
+		return fmt.Errorf("kafka: ensure topics: partitions must be positive, got %d", partitions)
+	}
+	d := &kafkago.Dialer{Timeout: 10 * time.Second, DualStack: true}
+	var conn *kafkago.Conn
+	var err error
+	for _, b := range brokers {
+		if conn, err = d.DialContext(ctx, "tcp", b); err == nil {
+			break
+		}
+	}
+	if conn == nil {
+		return fmt.Errorf("kafka: ensure topics: dial %v: %w", brokers, errors.Join(err, errors.New("no broker reachable")))
+	}
+	defer conn.Close()
+	all, err := conn.Brokers()
+	if err != nil {
+		return fmt.Errorf("kafka: ensure topics: list brokers: %w", err)
+	}
+	ctrl, err := conn.Controller()
+	if err != nil {
+		return fmt.Errorf("kafka: ensure topics: find controller: %w", err)
+	}
+	cc, err := d.DialContext(ctx, "tcp", net.JoinHostPort(ctrl.Host, strconv.Itoa(ctrl.Port)))
+	if err != nil {
+		return fmt.Errorf("kafka: ensure topics: dial controller: %w", err)
+	}
+	defer cc.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = cc.SetDeadline(dl)
+	}
+	replicas := min(3, len(all))
+	cfgs := make([]kafkago.TopicConfig, len(topics))
+	for i, t := range topics {
+		cfgs[i] = kafkago.TopicConfig{Topic: t, NumPartitions: partitions, ReplicationFactor: replicas}
+	}
+	// kafka-go already ignores TopicAlreadyExists per topic; the check is for brokers that
+	// report it as the request's error.
+	if err := cc.CreateTopics(cfgs...); err != nil && !errors.Is(err, kafkago.TopicAlreadyExists) {
+		return fmt.Errorf("kafka: create topics %v: %w", topics, err)
+	}
+	return nil
+}

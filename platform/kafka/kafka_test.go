@@ -1,0 +1,128 @@
+package kafka_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	kafkago "github.com/segmentio/kafka-go"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/platform/kafka"
+)
+
+func startBroker(tb testing.TB, opts kafka.EmbeddedOptions) *kafka.Embedded {
+	tb.Helper()
+	e, err := kafka.StartEmbedded(context.Background(), opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(e.Close)
+	return e
+}
+
+func TestTraceContextRoundTrip(t *testing.T) {
+	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
+	sid, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
+	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled})
+	ctx := trace.ContextWithSpanContext(context.Background(), sc)
+
+	km := kafka.ToKafka(ctx, events.Message{
+		Topic: "protocol.fills", Key: []byte("0"), Value: []byte(`{}`),
+		Headers: map[string]string{"event-type": "fill", "schema-version": "1"},
+	})
+	if got, _ := kafka.Header(km, "traceparent"); got != "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" {
+		t.Errorf("traceparent = %q", got)
+	}
+	for k, want := range map[string]string{"event-type": "fill", "schema-version": "1"} {
+		if got, ok := kafka.Header(km, k); !ok || got != want {
+			t.Errorf("%s = %q, %v", k, got, ok)
+		}
+	}
+	if _, ok := kafka.Header(km, "missing"); ok {
+		t.Error("missing header found")
+	}
+	got := trace.SpanContextFromContext(kafka.TraceContext(context.Background(), km))
+	if got.TraceID() != tid || got.SpanID() != sid || !got.IsRemote() || !got.IsSampled() {
+		t.Errorf("extracted %+v", got)
+	}
+
+	// Without a span nothing is added and nothing is extracted.
+	plain := kafka.ToKafka(context.Background(), events.Message{Topic: "t", Value: []byte("x")})
+	if len(plain.Headers) != 0 {
+		t.Errorf("headers = %v", plain.Headers)
+	}
+	if trace.SpanContextFromContext(kafka.TraceContext(context.Background(), plain)).IsValid() {
+		t.Error("span context from nothing")
+	}
+}
+
+func TestEmbeddedGroupRoundTrip(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	e := startBroker(t, kafka.EmbeddedOptions{Partitions: 3, Topics: []string{"a"}})
+	if err := kafka.EnsureTopics(ctx, e.Brokers(), 2, "a", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if err := kafka.EnsureTopics(ctx, e.Brokers(), 2, "a", "b"); err != nil {
+		t.Fatalf("second EnsureTopics: %v", err)
+	}
+	assertPartitions(t, e.Brokers(), "a", 3) // existing topics are left alone
+	assertPartitions(t, e.Brokers(), "b", 2)
+
+	kc := kafka.Config{Brokers: e.Brokers(), ClientID: "test"}
+	w := kc.NewWriter("")
+	defer w.Close()
+	var msgs []kafkago.Message
+	for i := range 20 {
+		topic := []string{"a", "b", "c.auto"}[i%3]
+		msgs = append(msgs, kafka.ToKafka(ctx, events.Message{
+			Topic: topic, Key: fmt.Appendf(nil, "k%d", i%4), Value: fmt.Appendf(nil, "%d", i),
+			Headers: map[string]string{"n": fmt.Sprint(i)},
+		}))
+	}
+	if err := w.WriteMessages(ctx, msgs...); err != nil {
+		t.Fatal(err)
+	}
+
+	r := kc.NewReader("g", []string{"a", "b", "c.auto"})
+	defer r.Close()
+	lastByKey := map[string]int{}
+	for range 20 {
+		m, err := r.FetchMessage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		fmt.Sscan(string(m.Value), &n)
+		if h, _ := kafka.Header(m, "n"); h != string(m.Value) {
+			t.Errorf("header n = %q for value %s", h, m.Value)
+		}
+		k := m.Topic + "/" + string(m.Key)
+		if prev, ok := lastByKey[k]; ok && prev > n {
+			t.Errorf("%s: %d after %d", k, n, prev)
+		}
+		lastByKey[k] = n
+		if err := r.CommitMessages(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func assertPartitions(tb testing.TB, brokers []string, topic string, want int) {
+	tb.Helper()
+	conn, err := kafkago.Dial("tcp", brokers[0])
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer conn.Close()
+	parts, err := conn.ReadPartitions(topic)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if len(parts) != want {
+		tb.Errorf("%s has %d partitions, want %d", topic, len(parts), want)
+	}
+}

@@ -1,0 +1,272 @@
+package outbox_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	kafkago "github.com/segmentio/kafka-go"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/platform/kafka"
+	"github.com/tidemark/tidemark/platform/outbox"
+	"github.com/tidemark/tidemark/platform/pg"
+	"github.com/tidemark/tidemark/platform/pg/pglocal"
+	"github.com/tidemark/tidemark/platform/pg/pgtest"
+)
+
+var srv *pglocal.Server
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, &srv)) }
+
+const topic = "edge.test"
+
+type env struct {
+	pool *pgxpool.Pool
+	kc   kafka.Config
+}
+
+func newEnv(tb testing.TB) env {
+	tb.Helper()
+	pool := pgtest.NewPool(tb, srv)
+	if err := pg.Migrate(context.Background(), pool, "svc", nil); err != nil {
+		tb.Fatal(err)
+	}
+	e, err := kafka.StartEmbedded(context.Background(), kafka.EmbeddedOptions{Partitions: 1, Topics: []string{topic}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(e.Close)
+	return env{pool: pool, kc: kafka.Config{Brokers: e.Brokers()}}
+}
+
+func msg(v string) events.Message {
+	return events.Message{Topic: topic, Key: []byte("SOL-PERP"), Value: []byte(v), Headers: map[string]string{"event-type": "candle"}}
+}
+
+// add stores values in one transaction, committed or rolled back.
+func (e env) add(tb testing.TB, ctx context.Context, commit bool, values ...string) {
+	tb.Helper()
+	tx, err := e.pool.Begin(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	msgs := make([]events.Message, len(values))
+	for i, v := range values {
+		msgs[i] = msg(v)
+	}
+	if err := outbox.Add(ctx, tx, "svc", msgs...); err != nil {
+		tb.Fatal(err)
+	}
+	if commit {
+		if err := tx.Commit(ctx); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+func (e env) pending(tb testing.TB) int {
+	tb.Helper()
+	var n int
+	if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM svc.outbox`).Scan(&n); err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+// run starts a publisher and returns a function stopping it.
+func (e env) run(tb testing.TB, w *kafkago.Writer) (*outbox.Publisher, *prometheus.Registry, func()) {
+	tb.Helper()
+	reg := prometheus.NewRegistry()
+	p := outbox.NewPublisher(e.pool, "svc", w, nil, reg)
+	p.MinBackoff, p.MaxBackoff = 20*time.Millisecond, 100*time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	stop := sync.OnceFunc(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				tb.Errorf("Run: %v", err)
+			}
+		case <-time.After(20 * time.Second):
+			tb.Error("publisher did not stop")
+		}
+	})
+	tb.Cleanup(stop)
+	return p, reg, stop
+}
+
+// read returns the next n messages of the topic.
+func (e env) read(tb testing.TB, r *kafkago.Reader, n int) []kafkago.Message {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out []kafkago.Message
+	for range n {
+		m, err := r.ReadMessage(ctx)
+		if err != nil {
+			tb.Fatalf("after %d of %d messages: %v", len(out), n, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func (e env) reader(tb testing.TB) *kafkago.Reader {
+	tb.Helper()
+	r := kafkago.NewReader(kafkago.ReaderConfig{Brokers: e.kc.Brokers, Topic: topic, MaxWait: 50 * time.Millisecond})
+	tb.Cleanup(func() { _ = r.Close() })
+	return r
+}
+
+func values(msgs []kafkago.Message) []string {
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = string(m.Value)
+	}
+	return out
+}
+
+func waitEmpty(tb testing.TB, e env) {
+	tb.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for e.pending(tb) != 0 {
+		if time.Now().After(deadline) {
+			tb.Fatalf("outbox still holds %d rows", e.pending(tb))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestPublishesCommittedInOrder(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
+	sid, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
+	traced := trace.ContextWithSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled}))
+
+	e.add(t, traced, true, "1", "2", "3")
+	e.add(t, ctx, false, "rolled-back-1", "rolled-back-2")
+	e.add(t, ctx, true, "4")
+	var batch []string
+	for i := 5; i <= 1200; i++ { // more than one drain batch
+		batch = append(batch, fmt.Sprint(i))
+	}
+	e.add(t, ctx, true, batch...)
+
+	w := e.kc.NewWriter("")
+	defer w.Close()
+	_, _, stop := e.run(t, w)
+	r := e.reader(t)
+	got := e.read(t, r, 1200)
+	var want []string
+	for i := 1; i <= 1200; i++ {
+		want = append(want, fmt.Sprint(i))
+	}
+	if !slices.Equal(values(got), want) {
+		t.Errorf("published out of order or with rolled-back rows: %v...", values(got)[:10])
+	}
+	first := got[0]
+	if tp, _ := kafka.Header(first, "traceparent"); tp != "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" {
+		t.Errorf("traceparent = %q", tp)
+	}
+	if et, _ := kafka.Header(first, "event-type"); et != "candle" || string(first.Key) != "SOL-PERP" {
+		t.Errorf("event-type %q key %q", et, first.Key)
+	}
+	waitEmpty(t, e)
+
+	// Rows added while running go out on Wake.
+	p2, _, stop2 := e.run(t, w)
+	stop()
+	e.add(t, ctx, true, "after")
+	p2.Wake()
+	if got := values(e.read(t, r, 1)); got[0] != "after" {
+		t.Errorf("got %v, want [after]", got)
+	}
+	waitEmpty(t, e)
+	stop2()
+
+	// Nothing else, in particular no rolled-back row, ever reaches the topic.
+	ctxShort, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if m, err := r.ReadMessage(ctxShort); err == nil {
+		t.Errorf("unexpected message %q", m.Value)
+	}
+}
+
+func TestPendingRowsSurviveRestart(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	e.add(t, ctx, true, "a", "b", "c")
+
+	// A publisher that cannot reach Kafka keeps the rows and retries.
+	dead := kafka.Config{Brokers: []string{"127.0.0.1:1"}}.NewWriter("")
+	dead.MaxAttempts = 1
+	defer dead.Close()
+	_, reg, stop := e.run(t, dead)
+	deadline := time.Now().Add(10 * time.Second)
+	for failures(t, reg) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("publisher never failed against a dead broker")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	stop()
+	if n := e.pending(t); n != 3 {
+		t.Fatalf("pending = %d after failed publishing, want 3", n)
+	}
+
+	w := e.kc.NewWriter("")
+	defer w.Close()
+	_, reg2, stop2 := e.run(t, w)
+	defer stop2()
+	if got := values(e.read(t, e.reader(t), 3)); !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Errorf("published %v", got)
+	}
+	waitEmpty(t, e)
+	if n := counterValue(t, reg2, "tidemark_outbox_published_total"); n != 3 {
+		t.Errorf("published_total = %v, want 3", n)
+	}
+}
+
+func failures(tb testing.TB, reg *prometheus.Registry) float64 {
+	tb.Helper()
+	return counterValue(tb, reg, "tidemark_outbox_failures_total")
+}
+
+// counterValue reads a registered counter; 0 until it has been registered and gathered.
+func counterValue(tb testing.TB, reg *prometheus.Registry, name string) float64 {
+	tb.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) > 0 {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	return 0
+}
+
+func TestAddRejectsMessageWithoutTopic(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+		return outbox.Add(ctx, tx, "svc", events.Message{Value: []byte("x")})
+	})
+	if err == nil {
+		t.Error("want an error")
+	}
+}

@@ -1,0 +1,60 @@
+package pg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// EnsureMonthlyPartitions creates, when missing, the monthly partitions <table>_pYYYYMM of the
+// range-partitioned table ("schema.name", partitioned on ts in unix seconds) for every UTC month
+// that [from, to] touches. All statements go in one round trip under an advisory lock keyed by
+// the table, so replicas racing on the same month do not fail on each other's CREATE.
+func EnsureMonthlyPartitions(ctx context.Context, db Execer, table string, from, to time.Time) error {
+	schema, name, err := SplitTable(table)
+	if err != nil {
+		return fmt.Errorf("pg: ensure partitions: %w", err)
+	}
+	if to.Before(from) {
+		return fmt.Errorf("pg: ensure partitions of %s: to %s before from %s", table, to, from)
+	}
+	parent := pgx.Identifier{schema, name}.Sanitize()
+	var b strings.Builder
+	// A literal key keeps the statement free of parameters (see below).
+	fmt.Fprintf(&b, "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0));\n", quoteLiteral("tidemark.partitions:"+table))
+	start, _ := MonthRange(from)
+	last, _ := MonthRange(to)
+	for s := start; s <= last; {
+		_, e := MonthRange(time.Unix(s, 0))
+		t := time.Unix(s, 0).UTC()
+		part := pgx.Identifier{schema, fmt.Sprintf("%s_p%04d%02d", name, t.Year(), int(t.Month()))}.Sanitize()
+		fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS %s PARTITION OF %s FOR VALUES FROM (%s) TO (%s);\n",
+			part, parent, strconv.FormatInt(s, 10), strconv.FormatInt(e, 10))
+		s = e
+	}
+	// Without arguments Exec uses the simple protocol: the script is one implicit transaction
+	// (or part of the caller's), which is what keeps the advisory lock held across the CREATEs.
+	if _, err := db.Exec(ctx, b.String()); err != nil {
+		return fmt.Errorf("pg: ensure partitions of %s: %w", table, err)
+	}
+	return nil
+}
+
+// SplitTable splits a "schema.name" table reference. Both parts are required so that nothing
+// depends on a connection's search_path.
+func SplitTable(table string) (schema, name string, err error) {
+	schema, name, ok := strings.Cut(table, ".")
+	if !ok || schema == "" || name == "" || strings.Contains(name, ".") {
+		return "", "", errors.New("table " + strconv.Quote(table) + " is not of the form schema.name")
+	}
+	return schema, name, nil
+}
+
+func quoteLiteral(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}

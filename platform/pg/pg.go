@@ -1,0 +1,47 @@
+// Package pg holds the Postgres plumbing every service shares: opening a pool, running a
+// service's embedded migrations into its own schema, and keeping monthly partitions ahead.
+package pg
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Execer is the part of a pool, connection or transaction that DDL helpers need.
+type Execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// Open creates a pool for url with at most maxConns connections (0 keeps pgxpool's default)
+// and pings it, so a wrong URL or an unreachable server fails here rather than on first use.
+func Open(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("pg: parse url: %w", err)
+	}
+	if maxConns > 0 {
+		cfg.MaxConns = maxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("pg: create pool: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("pg: ping %s@%s:%d/%s: %w",
+			cfg.ConnConfig.User, cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database, err)
+	}
+	return pool, nil
+}
+
+// MonthRange returns the UTC calendar month containing t as [start, end) in unix seconds,
+// the bounds used by every monthly partition.
+func MonthRange(t time.Time) (start, end int64) {
+	t = t.UTC()
+	first := time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+	return first.Unix(), first.AddDate(0, 1, 0).Unix()
+}

@@ -1,0 +1,115 @@
+// Package bench holds the performance figures of `make bench`. Each benchmark measures its subject
+// and a baseline in the same run on the same machine and reports the ratio: this machine is shared and
+// noisy, so absolute numbers move between runs while ratios hold.
+//
+// Run: make bench (or go test -run '^$' -bench . -benchtime 1x ./tools/bench/). The 10 M-fill REST
+// dataset is generated once into .data/bench and reused by later runs.
+package bench_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tidemark/tidemark/platform/kafka"
+	"github.com/tidemark/tidemark/platform/pg"
+	"github.com/tidemark/tidemark/platform/pg/pglocal"
+	market "github.com/tidemark/tidemark/services/market/service"
+)
+
+var dataDir = flag.String("bench.data", "../../.data/bench", "folder of the benchmarks' PostgreSQL cluster (kept between runs)")
+
+var pgServer *pglocal.Server
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	code := func() int {
+		if !benchmarking() {
+			return m.Run() // plain `go test` over the workspace: nothing to start
+		}
+		dir, err := filepath.Abs(*dataDir)
+		if err == nil {
+			err = os.MkdirAll(filepath.Dir(dir), 0o755)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+		pgServer, err = pglocal.Start(context.Background(), pglocal.Options{Dir: filepath.Join(dir, "pg")})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: start postgres:", err)
+			return 1
+		}
+		defer pgServer.Stop()
+		return m.Run()
+	}()
+	os.Exit(code)
+}
+
+func benchmarking() bool {
+	f := flag.Lookup("test.bench")
+	return f != nil && f.Value.String() != ""
+}
+
+// database returns a pool on name, creating the database when fresh is set or it does not exist.
+func database(b *testing.B, name string, fresh bool) *pgxpool.Pool {
+	b.Helper()
+	ctx := context.Background()
+	if fresh {
+		_ = pgServer.DropDatabase(ctx, name)
+	}
+	if _, err := pgServer.CreateDatabase(ctx, name); err != nil && fresh {
+		b.Fatalf("create database %s: %v", name, err)
+	}
+	pool, err := pg.Open(ctx, pgServer.URL(name), 40)
+	if err != nil {
+		b.Fatalf("open %s: %v", name, err)
+	}
+	b.Cleanup(pool.Close)
+	return pool
+}
+
+// marketService builds the market service on pool with its own embedded broker.
+func marketService(b *testing.B, pool *pgxpool.Pool, now func() time.Time) (*market.Service, *kafka.Embedded) {
+	b.Helper()
+	ctx := context.Background()
+	broker, err := kafka.StartEmbedded(ctx, kafka.EmbeddedOptions{Partitions: 3, Topics: market.Topics()})
+	if err != nil {
+		b.Fatalf("start broker: %v", err)
+	}
+	b.Cleanup(broker.Close)
+	svc, err := market.New(ctx, market.Config{}, market.Deps{
+		Pool: pool, Kafka: kafka.Config{Brokers: broker.Brokers(), ClientID: "bench"},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registerer: prometheus.NewRegistry(),
+		PageKey: benchPageKey, Now: now,
+	})
+	if err != nil {
+		b.Fatalf("market service: %v", err)
+	}
+	return svc, broker
+}
+
+var benchPageKey = []byte("tidemark-bench-page-key-0123456789abcdef")
+
+// runService runs svc until the benchmark ends.
+func runService(b *testing.B, svc *market.Service) {
+	b.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- svc.Run(ctx) }()
+	b.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			b.Errorf("market service: %v", err)
+		}
+	})
+}

@@ -1,0 +1,182 @@
+package bench_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	kafkago "github.com/segmentio/kafka-go"
+
+	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/platform/kafka"
+	"github.com/tidemark/tidemark/services/market/postgres"
+	"github.com/tidemark/tidemark/tools/sim"
+)
+
+const ingestFills = 300_000
+
+var errEnough = errors.New("enough")
+
+func truncate(b *testing.B, pool *pgxpool.Pool) {
+	b.Helper()
+	ctx := context.Background()
+	if _, err := pool.Exec(ctx, "TRUNCATE market.fills, market.candles, market.markets"); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, "CHECKPOINT"); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// copyText renders rows in COPY's text format. The fills table's values are strings, integers and
+// JSON bytes; only the escapes those need are applied.
+func copyText(rows [][]any) []byte {
+	var buf bytes.Buffer
+	esc := strings.NewReplacer("\\", "\\\\", "\t", "\\t", "\n", "\\n", "\r", "\\r")
+	for _, row := range rows {
+		for i, v := range row {
+			if i > 0 {
+				buf.WriteByte('\t')
+			}
+			switch v := v.(type) {
+			case string:
+				esc.WriteString(&buf, v)
+			case []byte:
+				esc.WriteString(&buf, string(v))
+			default:
+				fmt.Fprint(&buf, v)
+			}
+		}
+		buf.WriteByte('\n')
+	}
+	return buf.Bytes()
+}
+
+// simulatedFills returns n fill messages of the simulator, the same in every run.
+func simulatedFills(b *testing.B, n int) []events.Message {
+	b.Helper()
+	cfg := sim.DefaultConfig()
+	cfg.FillsPerMinute = 3000
+	end := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	cfg.Now = func() time.Time { return end }
+	s := sim.New(cfg)
+	out := make([]events.Message, 0, n)
+	err := s.Generate(end.Add(-72*time.Hour), end, func(m events.Message) error {
+		if m.Topic != events.TopicFills {
+			return nil
+		}
+		out = append(out, m)
+		if len(out) == n {
+			return errEnough
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errEnough) {
+		b.Fatalf("simulate: %v", err)
+	}
+	if len(out) < n {
+		b.Fatalf("simulator gave %d fills, want %d", len(out), n)
+	}
+	return out
+}
+
+// BenchmarkIngestFills measures fills/s from the broker into the market schema (decode, validate,
+// staging COPY, insert on the natural key, candles at 8 resolutions, offsets, Kafka commit) against a
+// raw COPY of the same rows into the same table in the same run. Target: ratio >= 0.8.
+func BenchmarkIngestFills(b *testing.B) {
+	for range b.N {
+		ctx := context.Background()
+		msgs := simulatedFills(b, ingestFills)
+		pool := database(b, "bench_ingest", true)
+		svc, broker := marketService(b, pool, time.Now)
+
+		// Baseline: the rows the ingest would write, built beforehand, in one COPY.
+		table := postgres.FillsTable("market")
+		rows := make([][]any, len(msgs))
+		for i, m := range msgs {
+			r, err := events.Decode(m.Topic, m.Value)
+			if err != nil {
+				b.Fatalf("decode: %v", err)
+			}
+			rows[i] = table.Row(postgres.StoredFill{Fill: r.(*events.Fill), JSON: m.Value})
+		}
+		// Two raw COPYs of those rows into the empty table: pgx's binary COPY, and COPY of text
+		// rendered beforehand (no client work while timed). The faster one is the baseline.
+		start := time.Now()
+		n, err := pool.CopyFrom(ctx, pgx.Identifier{"market", "fills"}, table.Columns, pgx.CopyFromRows(rows))
+		binaryTime := time.Since(start)
+		if err != nil || n != int64(len(rows)) {
+			b.Fatalf("raw COPY: %d rows, %v", n, err)
+		}
+		truncate(b, pool)
+		text := copyText(rows)
+		conn, err := pool.Acquire(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		start = time.Now()
+		tag, err := conn.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(text),
+			"COPY market.fills ("+strings.Join(table.Columns, ", ")+") FROM STDIN")
+		textTime := time.Since(start)
+		conn.Release()
+		if err != nil || tag.RowsAffected() != int64(len(rows)) {
+			b.Fatalf("raw text COPY: %v", err)
+		}
+		truncate(b, pool)
+		copyTime := min(binaryTime, textTime)
+
+		// The same fills through the broker. Producing is not timed: the figure is the consumer's.
+		kc := kafka.Config{Brokers: broker.Brokers()}
+		w := kc.NewWriter("")
+		w.BatchSize = 10000
+		w.BatchTimeout = 50 * time.Millisecond
+		km := make([]kafkago.Message, len(msgs))
+		for i, m := range msgs {
+			km[i] = kafka.ToKafka(ctx, m)
+		}
+		if err := w.WriteMessages(ctx, km...); err != nil {
+			b.Fatalf("produce: %v", err)
+		}
+		w.Close()
+
+		start = time.Now()
+		runService(b, svc)
+		var steadyFrom time.Time
+		steadyRows := 0
+		for {
+			var got int
+			if err := pool.QueryRow(ctx, "SELECT count(*) FROM market.fills").Scan(&got); err != nil {
+				b.Fatal(err)
+			}
+			if steadyFrom.IsZero() && got >= len(msgs)/10 {
+				steadyFrom, steadyRows = time.Now(), got
+			}
+			if got >= len(msgs) {
+				break
+			}
+			if time.Since(start) > 10*time.Minute {
+				b.Fatalf("ingest stalled at %d of %d fills", got, len(msgs))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		ingestTime := time.Since(start)
+		copyRate := float64(len(rows)) / copyTime.Seconds()
+		ingestRate := float64(len(msgs)) / ingestTime.Seconds()
+		steadyRate := float64(len(msgs)-steadyRows) / time.Since(steadyFrom).Seconds()
+		b.ReportMetric(copyRate, "copy_rows/s")
+		b.ReportMetric(ingestRate, "ingest_fills/s")
+		b.ReportMetric(ingestRate/copyRate, "ratio")
+		b.ReportMetric(steadyRate/copyRate, "steady_ratio")
+		b.Logf("raw COPY: binary %.0f rows/s, pre-rendered text %.0f rows/s", float64(len(rows))/binaryTime.Seconds(), float64(len(rows))/textTime.Seconds())
+		b.Logf("%d fills: raw COPY %.0f rows/s (%s); ingest from the broker %.0f fills/s (%s, group join included), "+
+			"%.0f fills/s after the first 10%%; ratio %.2f (steady %.2f)",
+			len(msgs), copyRate, copyTime.Round(time.Millisecond), ingestRate, ingestTime.Round(time.Millisecond),
+			steadyRate, ingestRate/copyRate, steadyRate/copyRate)
+	}
+}
