@@ -14,7 +14,7 @@ test: deps lint
 
 ## bench: the performance figures of the closing notes (ratios against baselines measured in the same run)
 bench: deps
-	go test -run '^$$' -bench . -benchtime 1x -timeout 60m ./services/market/...
+	go test -run '^$$' -bench . -benchtime 1x -timeout 60m -v ./tools/bench/
 
 ## lint: gofmt and go vet over every module of the workspace
 lint:
