@@ -31,8 +31,7 @@ func EnsureMonthlyPartitions(ctx context.Context, db Execer, table string, from,
 	last, _ := MonthRange(to)
 	for s := start; s <= last; {
 		_, e := MonthRange(time.Unix(s, 0))
-		t := time.Unix(s, 0).UTC()
-		part := pgx.Identifier{schema, fmt.Sprintf("%s_p%04d%02d", name, t.Year(), int(t.Month()))}.Sanitize()
+		part := pgx.Identifier{schema, partitionName(name, time.Unix(s, 0))}.Sanitize()
 		fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS %s PARTITION OF %s FOR VALUES FROM (%s) TO (%s);\n",
 			part, parent, strconv.FormatInt(s, 10), strconv.FormatInt(e, 10))
 		s = e
@@ -43,6 +42,31 @@ func EnsureMonthlyPartitions(ctx context.Context, db Execer, table string, from,
 		return fmt.Errorf("pg: ensure partitions of %s: %w", table, err)
 	}
 	return nil
+}
+
+func partitionName(name string, t time.Time) string {
+	t = t.UTC()
+	return fmt.Sprintf("%s_p%04d%02d", name, t.Year(), int(t.Month()))
+}
+
+// Partitions returns the monthly partitions of table ("schema.name") that hold [from, to] (unix
+// seconds), newest first, as quoted identifiers ready for SQL. Reading a partition directly lets a
+// prepared statement use a generic plan without locking and pruning every partition of the parent
+// at each execution; walking them newest first serves keyset pages that usually end in the first.
+func Partitions(table string, from, to int64) ([]string, error) {
+	schema, name, err := SplitTable(table)
+	if err != nil {
+		return nil, fmt.Errorf("pg: partitions: %w", err)
+	}
+	var out []string
+	if from > to {
+		return nil, nil
+	}
+	first, _ := MonthRange(time.Unix(from, 0))
+	for s, _ := MonthRange(time.Unix(to, 0)); s >= first; s, _ = MonthRange(time.Unix(s-1, 0)) {
+		out = append(out, pgx.Identifier{schema, partitionName(name, time.Unix(s, 0))}.Sanitize())
+	}
+	return out, nil
 }
 
 // SplitTable splits a "schema.name" table reference. Both parts are required so that nothing

@@ -26,6 +26,18 @@ func Open(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error
 	if maxConns > 0 {
 		cfg.MaxConns = maxConns
 	}
+	// Settings for an API's workload, unless the URL sets them: every statement is a prepared,
+	// fixed-shape keyset or batch statement over monthly partitions.
+	//   - jit=off: a generic plan's estimate (LIMIT is a parameter) passes jit_above_cost, and
+	//     compiling costs ~5 ms per execution of a query that runs in 0.05 ms.
+	//   - plan_cache_mode=force_generic_plan: custom plans re-plan every execution, and planning
+	//     over dozens of partitions costs several times the query; generic plans prune partitions
+	//     at executor start-up instead. Measured with pgbench on 10 M fills: 6.3k -> 12.9k q/s.
+	for k, v := range map[string]string{"jit": "off", "plan_cache_mode": "force_generic_plan"} {
+		if _, set := cfg.ConnConfig.RuntimeParams[k]; !set {
+			cfg.ConnConfig.RuntimeParams[k] = v
+		}
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pg: create pool: %w", err)

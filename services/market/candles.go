@@ -3,6 +3,7 @@ package market
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -117,6 +118,48 @@ type Candle struct {
 	OracleLow   float64 `json:"oracleLow"`
 	QuoteVolume float64 `json:"quoteVolume"`
 	BaseVolume  float64 `json:"baseVolume"`
+}
+
+// AppendJSON appends c as encoding/json would encode it (same keys, same order, shortest float
+// form), without reflection.
+func (c *Candle) AppendJSON(b []byte) []byte {
+	b = append(b, `{"ts":`...)
+	b = strconv.AppendInt(b, c.Ts, 10)
+	for _, f := range [...]struct {
+		key string
+		v   float64
+	}{
+		{`,"fillOpen":`, c.FillOpen}, {`,"fillHigh":`, c.FillHigh}, {`,"fillClose":`, c.FillClose}, {`,"fillLow":`, c.FillLow},
+		{`,"oracleOpen":`, c.OracleOpen}, {`,"oracleHigh":`, c.OracleHigh}, {`,"oracleClose":`, c.OracleClose},
+		{`,"oracleLow":`, c.OracleLow}, {`,"quoteVolume":`, c.QuoteVolume}, {`,"baseVolume":`, c.BaseVolume},
+	} {
+		b = append(b, f.key...)
+		b = appendFloat(b, f.v)
+	}
+	return append(b, '}')
+}
+
+// appendFloat formats like encoding/json: shortest representation, exponent form outside
+// [1e-6, 1e21). NaN and infinities cannot occur (prices and volumes are finite) and become 0.
+func appendFloat(b []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, '0')
+	}
+	abs := math.Abs(f)
+	fmtc := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		fmtc = 'e'
+	}
+	b = strconv.AppendFloat(b, f, fmtc, -1, 64)
+	if fmtc == 'e' {
+		// encoding/json writes e-07 as e-7.
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
 }
 
 // CandleOf turns a stored bucket into a candle opening at the previous bucket's close (prev nil: at

@@ -1,6 +1,7 @@
 package market_test
 
 import (
+	"encoding/json"
 	"math/big"
 	"reflect"
 	"testing"
@@ -187,5 +188,20 @@ func TestWindow(t *testing.T) {
 	// A future start has no buckets.
 	if w := market.Window("1", now.Unix()+3600, now.Unix()+7200, 10, now); w.Hi >= w.Lo {
 		t.Fatalf("future window %+v", w)
+	}
+}
+
+func TestCandleAppendJSONMatchesEncodingJSON(t *testing.T) {
+	values := []float64{0, 1, -1, 150.123456, 0.61, 1e-7, 3.5e-9, 1e21, 123456789012.5, 0.000001, 1e20, 60000.000001}
+	for i, v := range values {
+		c := market.Candle{Ts: int64(i) * 60, FillOpen: v, FillHigh: -v, FillClose: v / 3, FillLow: v * 7,
+			OracleOpen: v, OracleHigh: v, OracleClose: v, OracleLow: v, QuoteVolume: v * 1e3, BaseVolume: v / 1e3}
+		want, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.AppendJSON(nil); string(got) != string(want) {
+			t.Errorf("value %g:\n got %s\nwant %s", v, got, want)
+		}
 	}
 }

@@ -45,14 +45,14 @@ type Row struct {
 	Record json.RawMessage
 }
 
-// RollingQuery selects the newest records of a series: ts >= Since, strictly before After when set,
-// newest first, at most Limit.
+// RollingQuery selects the newest records of a series: Since <= ts <= Until, strictly before After
+// when set, newest first, at most Limit.
 type RollingQuery struct {
-	Series Series
-	Symbol string
-	Since  int64
-	After  *Cursor
-	Limit  int
+	Series       Series
+	Symbol       string
+	Since, Until int64
+	After        *Cursor
+	Limit        int
 }
 
 // DatedQuery selects one page of a series over [Start, End), oldest first.

@@ -41,14 +41,29 @@ func restDataset(b *testing.B, pool *pgxpool.Pool) time.Time {
 	now := time.Now().Truncate(time.Hour)
 	span := int64(30 * 86400)
 	start := now.Unix() - span
-	for _, t := range []string{"fills", "candles", "markets"} {
+	var have int64
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM market.fills").Scan(&have); err != nil {
+		b.Fatal(err)
+	}
+	for _, t := range []string{"candles", "markets"} {
 		if _, err := pool.Exec(ctx, "TRUNCATE market."+t); err != nil {
 			b.Fatal(err)
 		}
 	}
+	// An interrupted earlier run may have written every fill but not the marker: keep them.
+	if have == restFills {
+		var first int64
+		if err := pool.QueryRow(ctx, "SELECT min(ts) FROM market.fills").Scan(&first); err != nil {
+			b.Fatal(err)
+		}
+		start = first - span/restFills
+		now = time.Unix(start+span, 0)
+	} else if _, err := pool.Exec(ctx, "TRUNCATE market.fills"); err != nil {
+		b.Fatal(err)
+	}
 	// Four perp markets, SOL-PERP with 40% of the fills; prices move, sizes vary, every record carries
 	// every field of the API's fill record, compact, as the ingest stores them.
-	for lo := int64(1); lo <= restFills; lo += restChunk {
+	for lo := int64(1); have != restFills && lo <= restFills; lo += restChunk {
 		t0 := time.Now()
 		_, err := pool.Exec(ctx, `
 			INSERT INTO market.fills (ts, tx_sig, tx_sig_index, slot, symbol, market_index, market_type, fill_record_id, taker, maker, record)
@@ -57,7 +72,7 @@ func restDataset(b *testing.B, pool *pgxpool.Pool) time.Time {
 			    ts, sig, slot, base, quote, quote * 35 / 100000, quote / 100000, base, base, quote, base, base, quote, price,
 			    quote / 100000, idx, taker, i, taker, i * 2, maker, i * 2 + 1, sym)::json
 			FROM (
-			  SELECT i, sig, ts, 300000000 + ts * 5 / 2 AS slot, sym, idx, price, base, base * price / 1000000000 AS quote,
+			  SELECT i, sig, ts, 300000000 + ts * 5 / 2 AS slot, sym, idx, price, base, (base::numeric * price / 1000000000)::bigint AS quote,
 			         'Taker' || lpad((i * 7919 % 300)::text, 39, '0') AS taker, 'Maker' || lpad((i * 104729 % 300)::text, 39, '0') AS maker
 			  FROM (
 			    SELECT i, encode(sha256(i::text::bytea), 'hex') AS sig, $3::bigint + i * $4::bigint / $5::bigint AS ts,
@@ -75,7 +90,11 @@ func restDataset(b *testing.B, pool *pgxpool.Pool) time.Time {
 	}
 	_, err = pool.Exec(ctx, `
 		INSERT INTO market.markets VALUES ('SOL-PERP', 0, 'perp', 'perp'), ('BTC-PERP', 1, 'perp', 'perp'),
-		  ('ETH-PERP', 2, 'perp', 'perp'), ('JUP-PERP', 4, 'perp', 'perp');
+		  ('ETH-PERP', 2, 'perp', 'perp'), ('JUP-PERP', 4, 'perp', 'perp')`)
+	if err != nil {
+		b.Fatalf("markets: %v", err)
+	}
+	_, err = pool.Exec(ctx, `
 		-- One traded bucket per minute for SOL-PERP over the 30 days, at every fixed resolution's minute grid.
 		INSERT INTO market.candles
 		SELECT 'SOL-PERP', r.res, m.ts, m.ts, m.ts, p, p, p + 0.5, p - 0.5, p + 0.4, p - 0.4, m.ts + 59, m.ts, p + 0.1, p + 0.1, 1000000000, 6666666

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tidemark/tidemark/platform/httpapi"
+	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/services/market"
 )
 
@@ -107,66 +108,87 @@ func (s *Store) Market(ctx context.Context, symbol string) (market.Market, error
 
 const keyCols = "ts, tx_sig, tx_sig_index, record"
 
-// Rolling implements market.Store.
+// Rolling implements market.Store. It reads the month partitions newest first and stops as soon as
+// the page is full, which for a first page is almost always in the current month.
 func (s *Store) Rolling(ctx context.Context, q market.RollingQuery) ([]market.Row, error) {
 	sr, err := seriesOf(q.Series)
 	if err != nil {
 		return nil, err
 	}
-	args := []any{q.Symbol, q.Since, q.Limit}
+	until := q.Until
 	after := ""
 	if q.After != nil {
+		until = min(until, q.After.Ts)
 		after = " AND (ts, tx_sig, tx_sig_index) < ($4, $5, $6)"
-		args = append(args, q.After.Ts, q.After.TxSig, q.After.TxSigIndex)
 	}
-	parts := make([]string, len(sr.wheres))
-	for i, w := range sr.wheres {
-		parts[i] = fmt.Sprintf("(SELECT %s FROM %s.%s WHERE %s AND ts >= $2%s ORDER BY ts DESC, tx_sig DESC, tx_sig_index DESC LIMIT $3)",
-			keyCols, s.schema, sr.table, w, after)
+	parts, err := pg.Partitions(s.schema+"."+sr.table, q.Since, until)
+	if err != nil {
+		return nil, err
 	}
-	sql := parts[0]
-	if len(parts) > 1 {
-		sql = strings.Join(parts, " UNION ALL ") + " ORDER BY ts DESC, tx_sig DESC, tx_sig_index DESC LIMIT $3"
+	out := make([]market.Row, 0, q.Limit)
+	for _, part := range parts {
+		args := []any{q.Symbol, q.Since, q.Limit - len(out)}
+		if q.After != nil {
+			args = append(args, q.After.Ts, q.After.TxSig, q.After.TxSigIndex)
+		}
+		branches := make([]string, len(sr.wheres))
+		for i, w := range sr.wheres {
+			branches[i] = fmt.Sprintf("(SELECT %s FROM %s WHERE %s AND ts >= $2%s ORDER BY ts DESC, tx_sig DESC, tx_sig_index DESC LIMIT $3)",
+				keyCols, part, w, after)
+		}
+		sql := branches[0]
+		if len(branches) > 1 {
+			sql = strings.Join(branches, " UNION ALL ") + " ORDER BY ts DESC, tx_sig DESC, tx_sig_index DESC LIMIT $3"
+		}
+		rows, err := s.rows(ctx, out, sql, args...)
+		if err != nil {
+			return nil, err
+		}
+		out = rows
+		if len(out) >= q.Limit {
+			break
+		}
 	}
-	return s.rows(ctx, sql, args...)
+	return out, nil
 }
 
-// Dated implements market.Store.
+// Dated implements market.Store. A dated range lies within one month, so within one partition.
 func (s *Store) Dated(ctx context.Context, q market.DatedQuery) ([]market.Row, int, error) {
 	sr, err := seriesOf(q.Series)
 	if err != nil {
 		return nil, 0, err
 	}
-	var from, count string
-	if len(sr.wheres) == 1 {
-		from = fmt.Sprintf("%s.%s WHERE %s AND ts >= $2 AND ts < $3", s.schema, sr.table, sr.wheres[0])
-	} else {
-		parts := make([]string, len(sr.wheres))
-		for i, w := range sr.wheres {
-			parts[i] = fmt.Sprintf("SELECT %s FROM %s.%s WHERE %s AND ts >= $2 AND ts < $3", keyCols, s.schema, sr.table, w)
-		}
-		from = "(" + strings.Join(parts, " UNION ALL ") + ") u"
+	parts, err := pg.Partitions(s.schema+"."+sr.table, q.Start, q.End-1)
+	if err != nil {
+		return nil, 0, err
 	}
-	count = "SELECT count(*) FROM " + from
+	if len(parts) != 1 {
+		return nil, 0, fmt.Errorf("dated range [%d, %d) spans %d months", q.Start, q.End, len(parts))
+	}
+	branches := make([]string, len(sr.wheres))
+	for i, w := range sr.wheres {
+		branches[i] = fmt.Sprintf("SELECT %s FROM %s WHERE %s AND ts >= $2 AND ts < $3", keyCols, parts[0], w)
+	}
+	from := "(" + strings.Join(branches, " UNION ALL ") + ") u"
 	var total int
-	if err := s.pool.QueryRow(ctx, count, q.Symbol, q.Start, q.End).Scan(&total); err != nil {
+	if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM "+from, q.Symbol, q.Start, q.End).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count %s of %s: %w", q.Series, q.Symbol, err)
 	}
 	if total == 0 || q.Offset >= total {
 		return []market.Row{}, total, nil
 	}
 	sql := fmt.Sprintf("SELECT %s FROM %s ORDER BY ts, tx_sig, tx_sig_index LIMIT $4 OFFSET $5", keyCols, from)
-	rows, err := s.rows(ctx, sql, q.Symbol, q.Start, q.End, q.Limit, q.Offset)
+	rows, err := s.rows(ctx, make([]market.Row, 0, q.Limit), sql, q.Symbol, q.Start, q.End, q.Limit, q.Offset)
 	return rows, total, err
 }
 
-func (s *Store) rows(ctx context.Context, sql string, args ...any) ([]market.Row, error) {
+// rows appends the rows sql returns to out.
+func (s *Store) rows(ctx context.Context, out []market.Row, sql string, args ...any) ([]market.Row, error) {
 	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("query rows: %w", err)
 	}
 	defer rows.Close()
-	out := make([]market.Row, 0, 20)
 	for rows.Next() {
 		var r market.Row
 		var rec []byte
@@ -182,48 +204,64 @@ func (s *Store) rows(ctx context.Context, sql string, args ...any) ([]market.Row
 	return out, nil
 }
 
+// Volumes are exact numeric sums in protocol precision; the cast to float8 before scaling is a
+// fraction of the cost of numeric division, and the API serves them as JSON numbers anyway.
 const bucketCols = `ts, fill_first, fill_high, fill_low, fill_close, oracle_first, oracle_high, oracle_low, oracle_close,
-	(quote_volume / 1e6)::float8, (base_volume / 1e9)::float8, last_ts, last_id::text`
+	quote_volume::float8 / 1e6::float8, base_volume::float8 / 1e9::float8, last_ts, last_id::text`
 
 // Candles implements market.Store.
 func (s *Store) Candles(ctx context.Context, symbol string, res market.Resolution, lo, hi int64) ([]market.Bucket, *market.Bucket, error) {
 	return candles(ctx, s.pool, s.schema, symbol, res, lo, hi)
 }
 
-// querier is what reads need of a pool or a transaction.
-type querier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+// batcher is what candle reads need of a pool or a transaction.
+type batcher interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
-func candles(ctx context.Context, db querier, schema, symbol string, res market.Resolution, lo, hi int64) ([]market.Bucket, *market.Bucket, error) {
-	sql := `SELECT * FROM (
-	          (SELECT ` + bucketCols + ` FROM ` + schema + `.candles
-	             WHERE symbol = $1 AND resolution = $2 AND ts < $3 ORDER BY ts DESC LIMIT 1)
-	          UNION ALL
-	          (SELECT ` + bucketCols + ` FROM ` + schema + `.candles
-	             WHERE symbol = $1 AND resolution = $2 AND ts >= $3 AND ts <= $4)
-	        ) c ORDER BY ts`
-	rows, err := db.Query(ctx, sql, symbol, string(res), lo, hi)
+// candles reads the bucket before lo and the buckets of [lo, hi] in one round trip, each query walking
+// the primary key in order (a single UNION would sort).
+func candles(ctx context.Context, db batcher, schema, symbol string, res market.Resolution, lo, hi int64) ([]market.Bucket, *market.Bucket, error) {
+	var b pgx.Batch
+	b.Queue(`SELECT `+bucketCols+` FROM `+schema+`.candles
+		WHERE symbol = $1 AND resolution = $2 AND ts < $3 ORDER BY ts DESC LIMIT 1`, symbol, string(res), lo)
+	b.Queue(`SELECT `+bucketCols+` FROM `+schema+`.candles
+		WHERE symbol = $1 AND resolution = $2 AND ts >= $3 AND ts <= $4 ORDER BY ts`, symbol, string(res), lo, hi)
+	br := db.SendBatch(ctx, &b)
+	defer br.Close()
+	prev, err := scanBuckets(br)
 	if err != nil {
-		return nil, nil, fmt.Errorf("query candles: %w", err)
+		return nil, nil, err
+	}
+	stored, err := scanBuckets(br)
+	if err != nil {
+		return nil, nil, err
+	}
+	var before *market.Bucket
+	if len(prev) == 1 {
+		before = &prev[0]
+	}
+	return stored, before, nil
+}
+
+// scanBuckets reads the next query's result of br.
+func scanBuckets(br pgx.BatchResults) ([]market.Bucket, error) {
+	rows, err := br.Query()
+	if err != nil {
+		return nil, fmt.Errorf("query candles: %w", err)
 	}
 	defer rows.Close()
-	var before *market.Bucket
-	stored := make([]market.Bucket, 0, 64)
+	out := make([]market.Bucket, 0, 64)
 	for rows.Next() {
 		var b market.Bucket
 		if err := rows.Scan(&b.Ts, &b.FillFirst, &b.FillHigh, &b.FillLow, &b.FillClose, &b.OracleFirst, &b.OracleHigh,
 			&b.OracleLow, &b.OracleClose, &b.QuoteVolume, &b.BaseVolume, &b.LastTradeTs, &b.LastFillRecordID); err != nil {
-			return nil, nil, fmt.Errorf("scan candle: %w", err)
+			return nil, fmt.Errorf("scan candle: %w", err)
 		}
-		if b.Ts < lo {
-			before = &b
-			continue
-		}
-		stored = append(stored, b)
+		out = append(out, b)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, nil, fmt.Errorf("read candles: %w", err)
+		return nil, fmt.Errorf("read candles: %w", err)
 	}
-	return stored, before, nil
+	return out, nil
 }
