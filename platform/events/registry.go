@@ -6,13 +6,11 @@
 package events
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Record is one protocol event. Validate checks it against the wall clock; every record type also has
@@ -110,6 +108,24 @@ func ProtocolTopics() []string {
 
 // TopicByName looks a topic up by its name.
 func TopicByName(name string) (Topic, bool) {
+	t, ok := topicTable()[name]
+	return t, ok
+}
+
+// topicTable maps every topic name to its Topic. The topics are fixed, so the table is built once
+// and only read afterwards: Decode looks a topic up per message, and building a Topic allocates its
+// closures.
+var topicTable = sync.OnceValue(func() map[string]Topic {
+	m := make(map[string]Topic)
+	for _, name := range topicNames() {
+		t, _ := newTopic(name)
+		m[name] = t
+	}
+	return m
+})
+
+// newTopic builds the topic called name.
+func newTopic(name string) (Topic, bool) {
 	idx := func(i int) string { return strconv.Itoa(i) }
 	switch name {
 	case TopicFills:
@@ -196,6 +212,12 @@ func firstOf(vs ...string) string {
 // Decode parses a message value of a protocol topic strictly (unknown fields, trailing data and type
 // mismatches are errors) and validates the record. The error text is meant as a dead-letter reason.
 func Decode(topic string, value []byte) (Record, error) {
+	return decodeTopic(topic, value, decodeRecord)
+}
+
+// decodeTopic is Decode with the JSON decoder as a parameter, so that tests and benchmarks can run
+// the encoding/json path (decodeStd) beside the fast one.
+func decodeTopic(topic string, value []byte, decode func([]byte, Record) error) (Record, error) {
 	t, ok := TopicByName(topic)
 	if !ok {
 		return nil, fmt.Errorf("unknown topic %q", topic)
@@ -204,13 +226,8 @@ func Decode(topic string, value []byte) (Record, error) {
 		return nil, fmt.Errorf("%s carries no protocol record", topic)
 	}
 	r := t.New()
-	dec := json.NewDecoder(bytes.NewReader(value))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(r); err != nil {
+	if err := decode(value, r); err != nil {
 		return nil, fmt.Errorf("decode %s: %w", topic, err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("decode %s: trailing data after the record", topic)
 	}
 	if err := r.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", topic, err)
