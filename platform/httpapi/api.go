@@ -140,6 +140,7 @@ type RouteOption func(*routeConfig)
 
 type routeConfig struct {
 	cacheControl string
+	cache        *responseCache
 }
 
 // CacheControl sets the Cache-Control header of the route's successful responses. Without it they carry
@@ -154,6 +155,9 @@ func (a *API) Handle(method, path string, f Func, opts ...RouteOption) {
 	cfg := routeConfig{cacheControl: "no-cache"}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if cfg.cache != nil {
+		f = cfg.cache.wrap(f)
 	}
 	a.router.Handle(path, a.wrap(f, cfg)).Methods(method)
 }

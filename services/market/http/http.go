@@ -39,7 +39,10 @@ func Routes(api *httpapi.API, store market.Store, now func() time.Time) {
 		api.Handle(nethttp.MethodGet, base, h.rolling(l.series, l.def, l.max, l.allowed), rolling)
 		api.Handle(nethttp.MethodGet, base+"/{year}/{month}/{day}", h.dated(l.series, l.allowed), httpapi.CacheControl("public, max-age=30"))
 	}
-	api.Handle(nethttp.MethodGet, "/market/{symbol}/candles/{resolution}", h.candles, rolling)
+	// Every chart of a market polls the same newest candles: one computation per second serves them
+	// all, within the max-age the route already gives clients and CDNs.
+	api.Handle(nethttp.MethodGet, "/market/{symbol}/candles/{resolution}", h.candles, rolling,
+		httpapi.SharedCache(time.Second, 4096))
 }
 
 type handlers struct {

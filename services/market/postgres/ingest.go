@@ -72,6 +72,11 @@ func decodeFill(value []byte) (StoredFill, error) {
 	if err != nil {
 		return StoredFill{}, err
 	}
+	// Producers encode compactly (json.Marshal); only values with whitespace somewhere need the
+	// compaction pass, which costs more than the decode.
+	if bytes.IndexAny(value, " \t\r\n") < 0 {
+		return StoredFill{Fill: f, JSON: value}, nil
+	}
 	var b bytes.Buffer
 	b.Grow(len(value))
 	if err := json.Compact(&b, value); err != nil {

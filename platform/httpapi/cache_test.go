@@ -1,0 +1,93 @@
+package httpapi_test
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tidemark/tidemark/platform/httpapi"
+)
+
+func TestSharedCache(t *testing.T) {
+	// The API's clock is frozen, as in service tests: expiry must not depend on it.
+	frozen := time.Date(2026, 11, 19, 12, 0, 0, 0, time.UTC)
+	api := httpapi.New(httpapi.Options{Now: func() time.Time { return frozen }})
+	const ttl = 100 * time.Millisecond
+	var calls atomic.Int32
+	release := make(chan struct{})
+	api.Handle(http.MethodGet, "/v/{x}", func(r *http.Request) (any, error) {
+		n := calls.Add(1)
+		if httpapi.PathVar(r, "x") == "slow" {
+			<-release
+		}
+		if httpapi.PathVar(r, "x") == "fail" {
+			return nil, errors.New("boom")
+		}
+		return map[string]any{"call": n, "q": r.URL.RawQuery}, nil
+	}, httpapi.SharedCache(ttl, 16), httpapi.CacheControl("public, max-age=2"))
+	h := api.Handler()
+	get := func(path string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		return rec
+	}
+
+	first := get("/v/a?limit=5")
+	if first.Code != 200 || first.Header().Get("Cache-Control") != "public, max-age=2" || first.Header().Get("Content-Type") == "" {
+		t.Fatalf("first: %d %v %s", first.Code, first.Header(), first.Body)
+	}
+	steps := []struct {
+		name      string
+		path      string
+		wait      time.Duration
+		wantCalls int32
+		sameBody  bool
+	}{
+		{"hit within ttl", "/v/a?limit=5", 0, 1, true},
+		{"other query is another key", "/v/a?limit=6", 0, 2, false},
+		// Expiry is elapsed time itself, so this one case has to let it pass.
+		{"expired entry is recomputed", "/v/a?limit=5", ttl + 20*time.Millisecond, 3, false},
+	}
+	for _, s := range steps {
+		time.Sleep(s.wait)
+		rec := get(s.path)
+		if rec.Code != 200 || calls.Load() != s.wantCalls {
+			t.Fatalf("%s: status %d, %d calls, want %d", s.name, rec.Code, calls.Load(), s.wantCalls)
+		}
+		if s.sameBody != (rec.Body.String() == first.Body.String()) {
+			t.Fatalf("%s: body %s (first %s)", s.name, rec.Body, first.Body)
+		}
+	}
+
+	// Errors are answered as errors and never cached.
+	before := calls.Load()
+	for range 2 {
+		if rec := get("/v/fail"); rec.Code != 500 {
+			t.Fatalf("failing route: %d", rec.Code)
+		}
+	}
+	if calls.Load() != before+2 {
+		t.Fatalf("an error was cached")
+	}
+
+	// Concurrent misses for one key share one computation.
+	before = calls.Load()
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() { defer wg.Done(); get("/v/slow") }()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for calls.Load() == before && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	wg.Wait()
+	if got := calls.Load() - before; got != 1 {
+		t.Fatalf("8 concurrent misses made %d calls, want 1", got)
+	}
+}
