@@ -1,0 +1,113 @@
+package devstack_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/tidemark/tidemark/tools/devstack"
+)
+
+// TestMakeRunServesTheMarketAPI runs what `make run` runs, with one day of history, and reads through
+// the edge router until the backfill shows up, then checks live data keeps coming.
+func TestMakeRunServesTheMarketAPI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Postgres, a broker, the services and the simulator")
+	}
+	// PostgreSQL runs as the postgres user, who must be able to reach the data dir.
+	dir := t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- devstack.Run(ctx, devstack.Options{
+			DataDir: dir, Addr: "127.0.0.1:0", BackfillDays: 1, LiveRate: 50,
+			Progress: io.Discard, Out: io.Discard, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Ready: ready,
+		})
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("devstack stopped with: %v", err)
+		}
+	}()
+	var base string
+	select {
+	case base = <-ready:
+	case err := <-done:
+		done <- nil // for the deferred wait
+		t.Fatalf("devstack failed to start: %v", err)
+	case <-time.After(2 * time.Minute):
+		t.Fatal("devstack did not start")
+	}
+
+	type fills struct {
+		Records []struct {
+			Ts     int64  `json:"ts"`
+			Symbol string `json:"symbol"`
+		} `json:"records"`
+	}
+	newest := func() (int64, bool) {
+		resp, err := http.Get(base + "/market/SOL-PERP/trades?limit=1")
+		if err != nil {
+			t.Fatalf("GET trades: %v", err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode == http.StatusNotFound { // the market is not known until its first fill
+			return 0, false
+		}
+		var f fills
+		if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&f) != nil || len(f.Records) == 0 {
+			return 0, false
+		}
+		if f.Records[0].Symbol != "SOL-PERP" {
+			t.Fatalf("record of %s", f.Records[0].Symbol)
+		}
+		return f.Records[0].Ts, true
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	var first int64
+	for {
+		if ts, ok := newest(); ok && ts > time.Now().Add(-10*time.Minute).Unix() {
+			first = ts
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no recent SOL-PERP trade through the edge router")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// Live: a newer trade arrives.
+	for {
+		if ts, ok := newest(); ok && ts > first {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the live simulator produced no newer trade")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for _, p := range []string{"/openapi.json", "/market/SOL-PERP/candles/60?limit=24", "/market/USDC/deposits"} {
+		resp, err := http.Get(base + p)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %v %v", p, err, resp.Status)
+		}
+		resp.Body.Close()
+	}
+	resp, err := http.Get(base + "/nowhere")
+	if err != nil || resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("GET /nowhere: %v %v", err, resp.Status)
+	}
+	resp.Body.Close()
+}
