@@ -184,3 +184,20 @@ func EnsureTopics(ctx context.Context, brokers []string, partitions int, topics 
 	}
 	return nil
 }
+
+// Producer writes events.Messages through a kafka-go writer, with the trace context of ctx in their
+// headers. It is what producers of protocol events (the simulator, tests) hand to code that only
+// knows events.Message.
+type Producer struct{ W *kafkago.Writer }
+
+// Write delivers msgs, returning once the writer has them acknowledged.
+func (p Producer) Write(ctx context.Context, msgs ...events.Message) error {
+	km := make([]kafkago.Message, len(msgs))
+	for i, m := range msgs {
+		km[i] = ToKafka(ctx, m)
+	}
+	if err := p.W.WriteMessages(ctx, km...); err != nil {
+		return fmt.Errorf("kafka: write %d messages: %w", len(msgs), err)
+	}
+	return nil
+}

@@ -7,9 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	kafkago "github.com/segmentio/kafka-go"
 
-	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/tools/sim"
 )
@@ -27,7 +25,7 @@ func simulate(ctx context.Context, _ *pgxpool.Pool, kc kafka.Config, o Options, 
 	w.BatchTimeout = 50 * time.Millisecond
 	defer w.Close()
 	start := time.Now()
-	if err := s.Backfill(ctx, producer{w}, o.BackfillDays, o.Progress); err != nil {
+	if err := s.Backfill(ctx, kafka.Producer{W: w}, o.BackfillDays, o.Progress); err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -35,15 +33,5 @@ func simulate(ctx context.Context, _ *pgxpool.Pool, kc kafka.Config, o Options, 
 	}
 	log.Info("backfill written", "days", o.BackfillDays, "took", time.Since(start).Round(time.Millisecond))
 	w.BatchTimeout = 5 * time.Millisecond
-	return s.Live(ctx, producer{w}, o.LiveRate)
-}
-
-type producer struct{ w *kafkago.Writer }
-
-func (p producer) Write(ctx context.Context, msgs ...events.Message) error {
-	km := make([]kafkago.Message, len(msgs))
-	for i, m := range msgs {
-		km[i] = kafka.ToKafka(ctx, m)
-	}
-	return p.w.WriteMessages(ctx, km...)
+	return s.Live(ctx, kafka.Producer{W: w}, o.LiveRate)
 }

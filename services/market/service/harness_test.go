@@ -16,7 +16,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
-	kafkago "github.com/segmentio/kafka-go"
 
 	"github.com/tidemark/tidemark/api/apitest"
 	"github.com/tidemark/tidemark/platform/events"
@@ -44,16 +43,13 @@ type stack struct {
 	v *apitest.Validator
 }
 
+// producer writes with a writer of its own per call, so no test leaves one open.
 type producer struct{ cfg kafka.Config }
 
 func (p producer) Write(ctx context.Context, msgs ...events.Message) error {
 	w := p.cfg.NewWriter("")
 	defer w.Close()
-	km := make([]kafkago.Message, 0, len(msgs))
-	for _, m := range msgs {
-		km = append(km, kafka.ToKafka(ctx, m))
-	}
-	return w.WriteMessages(ctx, km...)
+	return kafka.Producer{W: w}.Write(ctx, msgs...)
 }
 
 func startStack(t *testing.T) *stack {

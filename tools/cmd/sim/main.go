@@ -97,29 +97,15 @@ func run(ctx context.Context, args []string, env *app.Env, stderr io.Writer, log
 		w.BatchTimeout = 50 * time.Millisecond
 		logger.Info("backfill", "days", *days, "brokers", kc.Brokers, "seed", *seed)
 		start := time.Now()
-		if err := s.Backfill(ctx, writer{w}, *days, stderr); err != nil {
+		if err := s.Backfill(ctx, kafka.Producer{W: w}, *days, stderr); err != nil {
 			return err
 		}
 		logger.Info("backfill done", "took", time.Since(start).Round(time.Millisecond))
 		return nil
 	default:
 		logger.Info("live", "rate", *rate, "brokers", kc.Brokers, "seed", *seed)
-		return s.Live(ctx, writer{w}, *rate)
+		return s.Live(ctx, kafka.Producer{W: w}, *rate)
 	}
-}
-
-// writer adapts a kafka-go writer to sim.Writer.
-type writer struct{ w *kafkago.Writer }
-
-func (k writer) Write(ctx context.Context, msgs ...events.Message) error {
-	km := make([]kafkago.Message, len(msgs))
-	for i, m := range msgs {
-		km[i] = kafka.ToKafka(ctx, m)
-	}
-	if err := k.w.WriteMessages(ctx, km...); err != nil {
-		return fmt.Errorf("kafka: %w", err)
-	}
-	return nil
 }
 
 func closeWriter(w *kafkago.Writer, logger *slog.Logger) {
