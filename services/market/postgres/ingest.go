@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -95,10 +96,8 @@ func marshal(r any) []byte {
 	return b
 }
 
-type catalogueEntry = market.Market
-
 // upsertMarkets records the markets a batch mentions; existing entries are left as they are.
-func (in *Ingest) upsertMarkets(ctx context.Context, tx pgx.Tx, ms map[string]catalogueEntry) error {
+func (in *Ingest) upsertMarkets(ctx context.Context, tx pgx.Tx, ms map[string]market.Market) error {
 	if len(ms) == 0 {
 		return nil
 	}
@@ -134,9 +133,9 @@ func (in *Ingest) writeFills(ctx context.Context, tx pgx.Tx, fills []StoredFill)
 	if err != nil {
 		return fmt.Errorf("insert fills: %w", err)
 	}
-	ms := map[string]catalogueEntry{}
+	ms := map[string]market.Market{}
 	for _, f := range fills {
-		ms[f.Symbol] = catalogueEntry{Symbol: f.Symbol, Index: f.MarketIndex, Type: string(f.MarketType), Filter: events.MarketFilter(f.MarketType, f.Symbol)}
+		ms[f.Symbol] = market.Market{Symbol: f.Symbol, Index: f.MarketIndex, Type: string(f.MarketType), Filter: events.MarketFilter(f.MarketType, f.Symbol)}
 	}
 	if err := in.upsertMarkets(ctx, tx, ms); err != nil {
 		return err
@@ -158,9 +157,9 @@ func (in *Ingest) writeFundingRates(ctx context.Context, tx pgx.Tx, recs []*even
 	if _, err := t.Insert(ctx, tx, recs); err != nil {
 		return fmt.Errorf("insert funding rates: %w", err)
 	}
-	ms := map[string]catalogueEntry{}
+	ms := map[string]market.Market{}
 	for _, r := range recs {
-		ms[r.Symbol] = catalogueEntry{Symbol: r.Symbol, Index: r.MarketIndex, Type: string(events.MarketTypePerp), Filter: events.MarketFilter(events.MarketTypePerp, r.Symbol)}
+		ms[r.Symbol] = market.Market{Symbol: r.Symbol, Index: r.MarketIndex, Type: string(events.MarketTypePerp), Filter: events.MarketFilter(events.MarketTypePerp, r.Symbol)}
 	}
 	return in.upsertMarkets(ctx, tx, ms)
 }
@@ -177,9 +176,9 @@ func (in *Ingest) writeInsuranceFund(ctx context.Context, tx pgx.Tx, recs []*eve
 	if _, err := t.Insert(ctx, tx, recs); err != nil {
 		return fmt.Errorf("insert insurance fund records: %w", err)
 	}
-	ms := map[string]catalogueEntry{}
+	ms := map[string]market.Market{}
 	for _, r := range recs {
-		ms[r.Symbol] = catalogueEntry{Symbol: r.Symbol, Index: r.SpotMarketIndex, Type: string(events.MarketTypeSpot), Filter: string(events.MarketTypeSpot)}
+		ms[r.Symbol] = market.Market{Symbol: r.Symbol, Index: r.SpotMarketIndex, Type: string(events.MarketTypeSpot), Filter: string(events.MarketTypeSpot)}
 	}
 	return in.upsertMarkets(ctx, tx, ms)
 }
@@ -187,14 +186,18 @@ func (in *Ingest) writeInsuranceFund(ctx context.Context, tx pgx.Tx, recs []*eve
 func (in *Ingest) writeIFStakes(ctx context.Context, tx pgx.Tx, recs []*events.IFStake) error {
 	// symbol is optional on the record: resolve it from the spot market's index so the stake can be
 	// listed under its market, and store it on the record the API serves.
+	symbols := map[int]string{}
 	for _, r := range recs {
 		if r.Symbol != "" {
 			continue
 		}
-		var sym string
-		err := tx.QueryRow(ctx, `SELECT symbol FROM `+in.schema+`.markets WHERE market_type = 'spot' AND market_index = $1`, r.MarketIndex).Scan(&sym)
-		if err != nil && err != pgx.ErrNoRows {
-			return fmt.Errorf("resolve spot market %d: %w", r.MarketIndex, err)
+		sym, ok := symbols[r.MarketIndex]
+		if !ok {
+			err := tx.QueryRow(ctx, `SELECT symbol FROM `+in.schema+`.markets WHERE market_type = 'spot' AND market_index = $1`, r.MarketIndex).Scan(&sym)
+			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("resolve spot market %d: %w", r.MarketIndex, err)
+			}
+			symbols[r.MarketIndex] = sym
 		}
 		r.Symbol = sym
 	}
@@ -243,9 +246,9 @@ func (in *Ingest) writeDeposits(ctx context.Context, tx pgx.Tx, recs []*events.D
 	if _, err := t.Insert(ctx, tx, recs); err != nil {
 		return fmt.Errorf("insert deposits: %w", err)
 	}
-	ms := map[string]catalogueEntry{}
+	ms := map[string]market.Market{}
 	for _, r := range recs {
-		ms[r.Symbol] = catalogueEntry{Symbol: r.Symbol, Index: r.MarketIndex, Type: string(events.MarketTypeSpot), Filter: string(events.MarketTypeSpot)}
+		ms[r.Symbol] = market.Market{Symbol: r.Symbol, Index: r.MarketIndex, Type: string(events.MarketTypeSpot), Filter: string(events.MarketTypeSpot)}
 	}
 	return in.upsertMarkets(ctx, tx, ms)
 }
