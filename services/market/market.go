@@ -8,6 +8,8 @@ package market
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/tidemark/tidemark/platform/events"
 )
 
 // Series names one list the API serves for a market. Each maps to one table and filter in the store.
@@ -23,14 +25,6 @@ const (
 	Deposits           Series = "deposits"
 	Rewards            Series = "rewards"
 )
-
-// Market is one entry of the catalogue the service learns from the events it ingests.
-type Market struct {
-	Symbol string
-	Index  int
-	Type   string // perp | spot
-	Filter string // perp | spot | prediction
-}
 
 // Cursor is the keyset position of a record: series are ordered by (ts, txSig, txSigIndex).
 type Cursor struct {
@@ -66,8 +60,9 @@ type DatedQuery struct {
 
 // Store reads what the ingest wrote. Implementations are safe for concurrent use.
 type Store interface {
-	// Market returns the catalogue entry for symbol, or an httpapi NotFound error.
-	Market(ctx context.Context, symbol string) (Market, error)
+	// Market returns the catalogue entry for symbol, learnt from the events ingested, or an httpapi
+	// NotFound error.
+	Market(ctx context.Context, symbol string) (events.Market, error)
 	// Rolling returns rows newest first.
 	Rolling(ctx context.Context, q RollingQuery) ([]Row, error)
 	// Dated returns one page oldest first and the number of records in the whole range.

@@ -21,7 +21,7 @@ func Routes(api *httpapi.API, store market.Store, now func() time.Time) {
 	type list struct {
 		series   market.Series
 		def, max int64 // limit query parameter; max 0: fixed page of 20, no limit parameter
-		allowed  func(market.Market) error
+		allowed  func(events.Market) error
 	}
 	lists := []list{
 		{market.Trades, 20, 50, anyMarket},
@@ -51,38 +51,38 @@ type handlers struct {
 	now   func() time.Time
 }
 
-func anyMarket(market.Market) error { return nil }
+func anyMarket(events.Market) error { return nil }
 
-func predictionMarket(m market.Market) error {
-	if m.Filter != events.FilterPrediction {
+func predictionMarket(m events.Market) error {
+	if m.Filter() != events.FilterPrediction {
 		return httpapi.Errorf(httpapi.NotFound, "%s is not a prediction market", m.Symbol)
 	}
 	return nil
 }
 
-func perpMarket(m market.Market) error {
-	if m.Type != string(events.MarketTypePerp) {
+func perpMarket(m events.Market) error {
+	if m.Type != events.MarketTypePerp {
 		return httpapi.Errorf(httpapi.NotFound, "%s is not a perp market", m.Symbol)
 	}
 	return nil
 }
 
-func spotMarket(m market.Market) error {
-	if m.Type != string(events.MarketTypeSpot) {
+func spotMarket(m events.Market) error {
+	if m.Type != events.MarketTypeSpot {
 		return httpapi.Errorf(httpapi.NotFound, "%s is not a spot market", m.Symbol)
 	}
 	return nil
 }
 
-func (h *handlers) market(r *nethttp.Request, allowed func(market.Market) error) (market.Market, error) {
+func (h *handlers) market(r *nethttp.Request, allowed func(events.Market) error) (events.Market, error) {
 	m, err := h.store.Market(r.Context(), httpapi.PathVar(r, "symbol"))
 	if err != nil {
-		return market.Market{}, err
+		return events.Market{}, err
 	}
 	return m, allowed(m)
 }
 
-func (h *handlers) rolling(s market.Series, def, max int64, allowed func(market.Market) error) httpapi.Func {
+func (h *handlers) rolling(s market.Series, def, max int64, allowed func(events.Market) error) httpapi.Func {
 	return func(r *nethttp.Request) (any, error) {
 		limit := def
 		if max > 0 {
@@ -124,7 +124,7 @@ func (h *handlers) rolling(s market.Series, def, max int64, allowed func(market.
 	}
 }
 
-func (h *handlers) dated(s market.Series, allowed func(market.Market) error) httpapi.Func {
+func (h *handlers) dated(s market.Series, allowed func(events.Market) error) httpapi.Func {
 	return func(r *nethttp.Request) (any, error) {
 		now := h.now()
 		start, end, label, err := httpapi.ParseDatedPath(r, now, true)

@@ -97,13 +97,13 @@ func marshal(r any) []byte {
 }
 
 // upsertMarkets records the markets a batch mentions; existing entries are left as they are.
-func (in *Ingest) upsertMarkets(ctx context.Context, tx pgx.Tx, ms map[string]market.Market) error {
+func (in *Ingest) upsertMarkets(ctx context.Context, tx pgx.Tx, ms map[string]events.Market) error {
 	if len(ms) == 0 {
 		return nil
 	}
 	syms, idx, typ, flt := make([]string, 0, len(ms)), make([]int32, 0, len(ms)), make([]string, 0, len(ms)), make([]string, 0, len(ms))
 	for _, m := range ms {
-		syms, idx, typ, flt = append(syms, m.Symbol), append(idx, int32(m.Index)), append(typ, m.Type), append(flt, m.Filter)
+		syms, idx, typ, flt = append(syms, m.Symbol), append(idx, int32(m.Index)), append(typ, string(m.Type)), append(flt, m.Filter())
 	}
 	_, err := tx.Exec(ctx, `INSERT INTO `+in.schema+`.markets (symbol, market_index, market_type, market_filter)
 		SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[]) ON CONFLICT (symbol) DO NOTHING`,
@@ -133,9 +133,9 @@ func (in *Ingest) writeFills(ctx context.Context, tx pgx.Tx, fills []StoredFill)
 	if err != nil {
 		return fmt.Errorf("insert fills: %w", err)
 	}
-	ms := map[string]market.Market{}
+	ms := map[string]events.Market{}
 	for _, f := range fills {
-		ms[f.Symbol] = market.Market{Symbol: f.Symbol, Index: f.MarketIndex, Type: string(f.MarketType), Filter: events.MarketFilter(f.MarketType, f.Symbol)}
+		ms[f.Symbol] = events.Market{Symbol: f.Symbol, Index: f.MarketIndex, Type: f.MarketType}
 	}
 	if err := in.upsertMarkets(ctx, tx, ms); err != nil {
 		return err
@@ -157,9 +157,9 @@ func (in *Ingest) writeFundingRates(ctx context.Context, tx pgx.Tx, recs []*even
 	if _, err := t.Insert(ctx, tx, recs); err != nil {
 		return fmt.Errorf("insert funding rates: %w", err)
 	}
-	ms := map[string]market.Market{}
+	ms := map[string]events.Market{}
 	for _, r := range recs {
-		ms[r.Symbol] = market.Market{Symbol: r.Symbol, Index: r.MarketIndex, Type: string(events.MarketTypePerp), Filter: events.MarketFilter(events.MarketTypePerp, r.Symbol)}
+		ms[r.Symbol] = events.Market{Symbol: r.Symbol, Index: r.MarketIndex, Type: events.MarketTypePerp}
 	}
 	return in.upsertMarkets(ctx, tx, ms)
 }
@@ -176,9 +176,9 @@ func (in *Ingest) writeInsuranceFund(ctx context.Context, tx pgx.Tx, recs []*eve
 	if _, err := t.Insert(ctx, tx, recs); err != nil {
 		return fmt.Errorf("insert insurance fund records: %w", err)
 	}
-	ms := map[string]market.Market{}
+	ms := map[string]events.Market{}
 	for _, r := range recs {
-		ms[r.Symbol] = market.Market{Symbol: r.Symbol, Index: r.SpotMarketIndex, Type: string(events.MarketTypeSpot), Filter: string(events.MarketTypeSpot)}
+		ms[r.Symbol] = events.Market{Symbol: r.Symbol, Index: r.SpotMarketIndex, Type: events.MarketTypeSpot}
 	}
 	return in.upsertMarkets(ctx, tx, ms)
 }
@@ -246,9 +246,9 @@ func (in *Ingest) writeDeposits(ctx context.Context, tx pgx.Tx, recs []*events.D
 	if _, err := t.Insert(ctx, tx, recs); err != nil {
 		return fmt.Errorf("insert deposits: %w", err)
 	}
-	ms := map[string]market.Market{}
+	ms := map[string]events.Market{}
 	for _, r := range recs {
-		ms[r.Symbol] = market.Market{Symbol: r.Symbol, Index: r.MarketIndex, Type: string(events.MarketTypeSpot), Filter: string(events.MarketTypeSpot)}
+		ms[r.Symbol] = events.Market{Symbol: r.Symbol, Index: r.MarketIndex, Type: events.MarketTypeSpot}
 	}
 	return in.upsertMarkets(ctx, tx, ms)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/httpapi"
 	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/services/market"
@@ -75,16 +76,16 @@ type Store struct {
 	schema string
 
 	mu      sync.RWMutex
-	markets map[string]market.Market // markets never disappear, so hits are cached for good
+	markets map[string]events.Market // markets never disappear, so hits are cached for good
 }
 
 // NewStore reads schema through pool.
 func NewStore(pool *pgxpool.Pool, schema string) *Store {
-	return &Store{pool: pool, schema: schema, markets: map[string]market.Market{}}
+	return &Store{pool: pool, schema: schema, markets: map[string]events.Market{}}
 }
 
 // Market implements market.Store.
-func (s *Store) Market(ctx context.Context, symbol string) (market.Market, error) {
+func (s *Store) Market(ctx context.Context, symbol string) (events.Market, error) {
 	s.mu.RLock()
 	m, ok := s.markets[symbol]
 	s.mu.RUnlock()
@@ -92,13 +93,13 @@ func (s *Store) Market(ctx context.Context, symbol string) (market.Market, error
 		return m, nil
 	}
 	err := s.pool.QueryRow(ctx,
-		`SELECT symbol, market_index, market_type, market_filter FROM `+s.schema+`.markets WHERE symbol = $1`, symbol).
-		Scan(&m.Symbol, &m.Index, &m.Type, &m.Filter)
+		`SELECT symbol, market_index, market_type FROM `+s.schema+`.markets WHERE symbol = $1`, symbol).
+		Scan(&m.Symbol, &m.Index, &m.Type)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return market.Market{}, httpapi.Errorf(httpapi.NotFound, "market %s not found", symbol)
+		return events.Market{}, httpapi.Errorf(httpapi.NotFound, "market %s not found", symbol)
 	}
 	if err != nil {
-		return market.Market{}, fmt.Errorf("look up market %s: %w", symbol, err)
+		return events.Market{}, fmt.Errorf("look up market %s: %w", symbol, err)
 	}
 	s.mu.Lock()
 	s.markets[symbol] = m
