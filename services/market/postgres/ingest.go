@@ -339,11 +339,22 @@ type bucketKey struct {
 func (in *Ingest) publishCandles(ctx context.Context, tx pgx.Tx, deltas []*market.Delta, created map[bucketKey]bool, fills []*events.Fill) error {
 	cutoff := in.now().Add(-in.edgeWindow).Unix()
 	var msgs []events.Message
+	// One round trip reads every recent changed bucket, as stored after this transaction's upsert.
+	var recent []*market.Delta
+	var batch pgx.Batch
 	for _, d := range deltas {
-		if d.LastTs < cutoff {
-			continue
+		if d.LastTs >= cutoff {
+			recent = append(recent, d)
+			queueCandles(&batch, in.schema, d.Symbol, d.Resolution, d.Ts, d.Ts)
 		}
-		stored, before, err := candles(ctx, tx, in.schema, d.Symbol, d.Resolution, d.Ts, d.Ts)
+	}
+	if len(recent) == 0 {
+		return nil
+	}
+	br := tx.SendBatch(ctx, &batch)
+	defer br.Close()
+	for _, d := range recent {
+		stored, before, err := readCandles(br)
 		if err != nil {
 			return err
 		}
@@ -365,13 +376,15 @@ func (in *Ingest) publishCandles(ctx context.Context, tx pgx.Tx, deltas []*marke
 		for _, ti := range d.Trades {
 			msg.Trades = append(msg.Trades, edgeTrade(fills[ti]))
 		}
-		msgs = append(msgs, events.Message{
-			Topic: events.TopicEdgeCandles, Key: []byte(d.Symbol), Value: marshal(msg),
-			Headers: map[string]string{"event-type": "candle", "schema-version": "1"},
-		})
+		m, err := events.NewMessage(events.TopicEdgeCandles, d.Symbol, "candle", msg)
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, m)
 	}
-	if len(msgs) == 0 {
-		return nil
+	// The connection is busy until the batch's results are closed.
+	if err := br.Close(); err != nil {
+		return fmt.Errorf("read changed candles: %w", err)
 	}
 	if err := outbox.Add(ctx, tx, in.schema, msgs...); err != nil {
 		return fmt.Errorf("queue candle changes: %w", err)

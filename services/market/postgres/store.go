@@ -224,12 +224,21 @@ type batcher interface {
 // the primary key in order (a single UNION would sort).
 func candles(ctx context.Context, db batcher, schema, symbol string, res market.Resolution, lo, hi int64) ([]market.Bucket, *market.Bucket, error) {
 	var b pgx.Batch
+	queueCandles(&b, schema, symbol, res, lo, hi)
+	br := db.SendBatch(ctx, &b)
+	defer br.Close()
+	return readCandles(br)
+}
+
+// queueCandles adds the two queries of one candle read to b; readCandles reads their results.
+func queueCandles(b *pgx.Batch, schema, symbol string, res market.Resolution, lo, hi int64) {
 	b.Queue(`SELECT `+bucketCols+` FROM `+schema+`.candles
 		WHERE symbol = $1 AND resolution = $2 AND ts < $3 ORDER BY ts DESC LIMIT 1`, symbol, string(res), lo)
 	b.Queue(`SELECT `+bucketCols+` FROM `+schema+`.candles
 		WHERE symbol = $1 AND resolution = $2 AND ts >= $3 AND ts <= $4 ORDER BY ts`, symbol, string(res), lo, hi)
-	br := db.SendBatch(ctx, &b)
-	defer br.Close()
+}
+
+func readCandles(br pgx.BatchResults) ([]market.Bucket, *market.Bucket, error) {
 	prev, err := scanBuckets(br)
 	if err != nil {
 		return nil, nil, err
