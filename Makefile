@@ -2,18 +2,18 @@
 MODULES := $(shell go list -f '{{.Dir}}' -m)
 GO_TEST_FLAGS ?= -count=1 -timeout 20m
 
-.PHONY: run test bench lint deps
+.PHONY: run test bench lint deps testbed generate
 
 ## run: the whole mesh on this machine (embedded broker, local Postgres under ./.data, simulator), on :8080
 run: deps
 	go run ./tools/cmd/devstack
 
 ## test: everything CI runs
-test: deps lint
+test: deps testbed lint
 	go test $(GO_TEST_FLAGS) $(addsuffix /...,$(MODULES))
 
 ## bench: the performance figures of the closing notes (ratios against baselines measured in the same run)
-bench: deps
+bench: deps testbed
 	go test -run '^$$' -bench . -benchtime 1x -timeout 60m -v ./tools/bench/
 
 ## lint: gofmt and go vet over every module of the workspace
@@ -23,3 +23,12 @@ lint:
 
 deps:
 	@scripts/deps
+
+## testbed: the real kube-apiserver, etcd, kubectl and MinIO that tests start, under .tools/bin
+testbed:
+	@scripts/testbed
+
+## generate: the ExportJob CRD and deep-copy code from the Go types in operator/api
+generate:
+	cd operator && GOWORK=off go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.17.3 \
+		object paths=./api/... crd:crdVersions=v1 output:crd:artifacts:config=config/crd
