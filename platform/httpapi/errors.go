@@ -17,6 +17,7 @@ const (
 	NotFound     Code = "not_found"
 	Internal     Code = "internal"
 	Unauthorized Code = "unauthorized"
+	Forbidden    Code = "forbidden"
 	Conflict     Code = "conflict"
 	// MethodNotAllowed is what the router answers for a known path with another method; handlers have
 	// no use for it, it exists so that 405 too goes through the one table.
@@ -35,6 +36,8 @@ func StatusOf(code Code) int {
 		return http.StatusBadRequest
 	case Unauthorized:
 		return http.StatusUnauthorized
+	case Forbidden:
+		return http.StatusForbidden
 	case NotFound:
 		return http.StatusNotFound
 	case Conflict:
