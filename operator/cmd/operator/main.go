@@ -1,0 +1,124 @@
+// Command operator runs ExportJobs in a cluster: it streams each job's CSV from the service that owns
+// its records into the export bucket and keeps the job's status, under leader election.
+//
+// Configuration (environment):
+//
+//	TIDEMARK_EXPORT_SOURCES    fileType=url pairs, e.g. market-trades=http://market:9090,funding-rates=http://market:9090
+//	TIDEMARK_S3_*              the export bucket and its credentials (mounted from a Secret), see objstore.S3ConfigFromEnv
+//	TIDEMARK_NAMESPACE         the namespace whose jobs are run (default: the pod's namespace, POD_NAMESPACE)
+//	TIDEMARK_EXPORT_MAX_CONCURRENT  exports running at once (default 4)
+//	TIDEMARK_INTERNAL_ADDR     /metrics, /healthz, /readyz (default :9090)
+//	TIDEMARK_LEADER_ELECT      default true
+//	TIDEMARK_LOG_LEVEL         debug, info, warn or error
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/tidemark/tidemark/operator/api/v1alpha1"
+	"github.com/tidemark/tidemark/operator/export"
+	"github.com/tidemark/tidemark/operator/internal/controller"
+	"github.com/tidemark/tidemark/platform/app"
+	"github.com/tidemark/tidemark/platform/objstore"
+	"github.com/tidemark/tidemark/platform/telemetry"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "operator:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	env := app.NewEnv(app.EnvPrefix)
+	level := app.Parse(env, "LOG_LEVEL", slog.LevelInfo, "debug, info, warn or error", func(s string) (slog.Level, error) {
+		var l slog.Level
+		return l, l.UnmarshalText([]byte(s))
+	})
+	internalAddr := env.String("INTERNAL_ADDR", ":9090")
+	namespace := env.String("NAMESPACE", os.Getenv("POD_NAMESPACE"))
+	leaderElect := env.Bool("LEADER_ELECT", true)
+	maxConcurrent := env.Int("EXPORT_MAX_CONCURRENT", 4)
+	sources, serr := export.ParseEndpoints(env.String("EXPORT_SOURCES", ""))
+	s3cfg, s3err := objstore.S3ConfigFromEnv(app.EnvPrefix+"S3", os.Getenv)
+	if err := errors.Join(env.Err(), serr, s3err); err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+
+	logger := telemetry.NewLogger(os.Stderr, level, "operator")
+	ctrl.SetLogger(logr.FromSlogHandler(logger.Handler()))
+
+	store, err := objstore.NewS3(ctx, s3cfg)
+	if err != nil {
+		return err
+	}
+
+	scheme := runtime.NewScheme()
+	if err := errors.Join(clientgoscheme.AddToScheme(scheme), v1alpha1.AddToScheme(scheme)); err != nil {
+		return fmt.Errorf("build scheme: %w", err)
+	}
+	opts := ctrl.Options{
+		Scheme: scheme,
+		Metrics: metricsserver.Options{
+			BindAddress: internalAddr,
+			ExtraHandlers: map[string]http.Handler{
+				"/healthz": http.StripPrefix("/healthz", &healthz.Handler{Checks: map[string]healthz.Checker{"ping": healthz.Ping}}),
+			},
+		},
+		HealthProbeBindAddress:        "0",
+		LeaderElection:                leaderElect,
+		LeaderElectionID:              "exportjobs.exports.tidemark.io",
+		LeaderElectionNamespace:       namespace,
+		LeaderElectionReleaseOnCancel: true,
+		GracefulShutdownTimeout:       ptr(30 * time.Second),
+	}
+	if namespace != "" {
+		opts.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{namespace: {}}}
+	}
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), opts)
+	if err != nil {
+		return fmt.Errorf("build manager: %w", err)
+	}
+	if _, err := controller.New(mgr, export.Config{MaxConcurrent: maxConcurrent}, export.Deps{
+		Store: store, Source: export.HTTPSource{Endpoints: sources, Client: &http.Client{}}, Logger: logger,
+	}, metrics.Registry); err != nil {
+		return err
+	}
+	// Ready once the informer cache has synced: before that, reconciles would miss jobs.
+	ready := &healthz.Handler{Checks: map[string]healthz.Checker{"cache": func(r *http.Request) error {
+		ctx, cancel := context.WithTimeout(r.Context(), time.Second)
+		defer cancel()
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return errors.New("informer cache not synced")
+		}
+		return nil
+	}}}
+	if err := mgr.AddMetricsServerExtraHandler("/readyz", http.StripPrefix("/readyz", ready)); err != nil {
+		return fmt.Errorf("add readyz: %w", err)
+	}
+	logger.Info("operator starting", "internal", internalAddr, "namespace", namespace, "leaderElection", leaderElect)
+	return mgr.Start(ctx)
+}
+
+func ptr[T any](v T) *T { return &v }

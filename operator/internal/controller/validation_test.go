@@ -1,0 +1,124 @@
+package controller_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tidemark/tidemark/operator/api/v1alpha1"
+)
+
+// The API server itself refuses bad specs (schema and CEL rules), with no operator running; the
+// Go Validate used without a cluster agrees with it on every case.
+func TestAPIServerRefusesBadSpecs(t *testing.T) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "t-"}}
+	if err := k8s.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		mutate func(*v1alpha1.ExportJobSpec)
+		want   string // in the API server's message; "" means accepted
+	}{
+		{"valid", func(*v1alpha1.ExportJobSpec) {}, ""},
+		{"valid with market", func(s *v1alpha1.ExportJobSpec) { s.Market = ptr("SOL-PERP") }, ""},
+		{"from after to", func(s *v1alpha1.ExportJobSpec) { s.From, s.To = 200, 100 }, "from must not be after to"},
+		{"range over 366 days", func(s *v1alpha1.ExportJobSpec) { s.From, s.To = 0, v1alpha1.MaxRangeSeconds+1 }, "at most 366 days"},
+		{"negative from", func(s *v1alpha1.ExportJobSpec) { s.From = -1 }, "spec.from"},
+		{"unknown file type", func(s *v1alpha1.ExportJobSpec) { s.FileType = "orders" }, "spec.fileType"},
+		{"no accounts", func(s *v1alpha1.ExportJobSpec) { s.UserPublicKeys = nil }, "spec.userPublicKeys"},
+		{"duplicate accounts", func(s *v1alpha1.ExportJobSpec) { s.UserPublicKeys = []v1alpha1.PublicKey{account1, account1} }, "Duplicate value"},
+		{"account not base58", func(s *v1alpha1.ExportJobSpec) {
+			s.UserPublicKeys = []v1alpha1.PublicKey{"0OIl0OIl0OIl0OIl0OIl0OIl0OIl0OIl"}
+		}, "spec.userPublicKeys[0]"},
+		{"authority not base58", func(s *v1alpha1.ExportJobSpec) { s.Authority = "not-a-key" }, "spec.authority"},
+		{"bad market", func(s *v1alpha1.ExportJobSpec) { s.Market = ptr("SOL PERP") }, "spec.market"},
+		{"backoffLimit too high", func(s *v1alpha1.ExportJobSpec) { s.BackoffLimit = ptr(int32(11)) }, "spec.backoffLimit"},
+		{"zero deadline", func(s *v1alpha1.ExportJobSpec) { s.ActiveDeadlineSeconds = ptr(int64(0)) }, "spec.activeDeadlineSeconds"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := spec()
+			tc.mutate(&s)
+			job := &v1alpha1.ExportJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, GenerateName: "v-"}, Spec: s}
+			err := k8s.Create(context.Background(), job)
+			verr := s.Validate()
+			if tc.want == "" {
+				if err != nil || verr != nil {
+					t.Fatalf("refused a valid spec: API server %v, Validate %v", err, verr)
+				}
+				if *job.Spec.BackoffLimit != 3 || *job.Spec.ActiveDeadlineSeconds != 3600 || *job.Spec.TTLSecondsAfterFinished != 604800 {
+					t.Errorf("defaults not applied: %+v", job.Spec)
+				}
+				return
+			}
+			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("API server answered %v, want Invalid mentioning %q", err, tc.want)
+			}
+			if verr == nil {
+				t.Errorf("Validate accepted what the API server refuses")
+			}
+		})
+	}
+}
+
+// Everything but cancel is immutable, and cancel cannot be undone.
+func TestAPIServerRefusesSpecChanges(t *testing.T) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "t-"}}
+	if err := k8s.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		mutate func(*v1alpha1.ExportJobSpec)
+		want   string
+	}{
+		{"cancel", func(s *v1alpha1.ExportJobSpec) { s.Cancel = true }, ""},
+		{"change range", func(s *v1alpha1.ExportJobSpec) { s.To++ }, "spec is immutable except cancel"},
+		{"change accounts", func(s *v1alpha1.ExportJobSpec) { s.UserPublicKeys = s.UserPublicKeys[:1] }, "spec is immutable except cancel"},
+		{"reorder accounts (a set)", func(s *v1alpha1.ExportJobSpec) {
+			s.UserPublicKeys = []v1alpha1.PublicKey{s.UserPublicKeys[1], s.UserPublicKeys[0]}
+		}, ""},
+		{"add market", func(s *v1alpha1.ExportJobSpec) { s.Market = ptr("SOL-PERP") }, "spec is immutable except cancel"},
+		{"change file type", func(s *v1alpha1.ExportJobSpec) { s.FileType = "funding-rates" }, "spec is immutable except cancel"},
+		{"change backoffLimit", func(s *v1alpha1.ExportJobSpec) { s.BackoffLimit = ptr(int32(5)) }, "spec is immutable except cancel"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			job := &v1alpha1.ExportJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, GenerateName: "v-"}, Spec: spec()}
+			if err := k8s.Create(context.Background(), job); err != nil {
+				t.Fatal(err)
+			}
+			orig := job.DeepCopy()
+			tc.mutate(&job.Spec)
+			err := k8s.Patch(context.Background(), job, client.MergeFrom(orig))
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("answered %v, want Invalid mentioning %q", err, tc.want)
+			}
+		})
+	}
+
+	t.Run("uncancel", func(t *testing.T) {
+		s := spec()
+		s.Cancel = true
+		job := &v1alpha1.ExportJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, GenerateName: "v-"}, Spec: s}
+		if err := k8s.Create(context.Background(), job); err != nil {
+			t.Fatal(err)
+		}
+		err := k8s.Patch(context.Background(), job, client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"cancel":false}}`)))
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "cancel cannot be undone") {
+			t.Errorf("answered %v, want Invalid: cancel cannot be undone", err)
+		}
+	})
+}
