@@ -62,6 +62,10 @@ func New(cfg export.Config, deps export.Deps, reg prometheus.Registerer) (*Runne
 	return r, nil
 }
 
+// Wake makes the runner sync every job now rather than at its scheduled time (a test whose clock
+// jumped, an operator's nudge).
+func (r *Runner) Wake() { r.poke() }
+
 func (r *Runner) poke() {
 	select {
 	case r.wake <- struct{}{}:
