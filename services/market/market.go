@@ -58,6 +58,24 @@ type DatedQuery struct {
 	Limit      int
 }
 
+// ExportQuery selects every record of a series with From <= ts <= To (unix seconds, both ends
+// inclusive) of the market Symbol, or of every market when Symbol is "".
+type ExportQuery struct {
+	Series   Series
+	Symbol   string
+	From, To int64
+}
+
+// Exporter streams whole ranges of a series for export jobs. Implementations are safe for concurrent
+// use.
+type Exporter interface {
+	// Export calls emit with the stored JSON of every record q selects, oldest first by (ts, txSig,
+	// txSigIndex). Records are read incrementally, so memory stays flat whatever the range; record
+	// is only valid during the call. Export stops at emit's first error and returns it (wrapped), as it
+	// does the database's.
+	Export(ctx context.Context, q ExportQuery, emit func(record []byte) error) error
+}
+
 // Store reads what the ingest wrote. Implementations are safe for concurrent use.
 type Store interface {
 	// Market returns the catalogue entry for symbol, learnt from the events ingested, or an httpapi

@@ -39,6 +39,9 @@ type Config struct {
 	PartitionsFrom time.Time
 	// PartitionsAhead is how many months past now get partitions before data arrives.
 	PartitionsAhead int
+	// ExportConcurrency is how many exports may stream at once, each on a database connection of
+	// its own (default 4); further ones wait for a slot.
+	ExportConcurrency int
 }
 
 func (c *Config) defaults() {
@@ -56,6 +59,9 @@ func (c *Config) defaults() {
 	}
 	if c.PartitionsAhead == 0 {
 		c.PartitionsAhead = 3
+	}
+	if c.ExportConcurrency == 0 {
+		c.ExportConcurrency = 4
 	}
 }
 
@@ -75,6 +81,7 @@ type Service struct {
 	cfg       Config
 	deps      Deps
 	api       *httpapi.API
+	internal  *httpapi.API
 	consumer  *ingest.Consumer
 	publisher *outbox.Publisher
 	writer    interface{ Close() error }
@@ -117,8 +124,16 @@ func New(ctx context.Context, cfg Config, d Deps) (*Service, error) {
 	s.api = httpapi.New(httpapi.Options{
 		Logger: d.Logger, Registerer: d.Registerer, TracerProvider: d.TracerProvider, PageKey: d.PageKey, Now: d.Now,
 	})
-	markethttp.Routes(s.api, postgres.NewStore(d.Pool, cfg.Schema), d.Now)
+	store := postgres.NewStore(d.Pool, cfg.Schema)
+	markethttp.Routes(s.api, store, d.Now)
 	s.api.Handle(http.MethodGet, "/openapi.json", httpapi.ServeOpenAPI(doc), httpapi.CacheControl("public, max-age=300"))
+
+	// The internal routes get an API of their own: same envelope, logs and metrics, but nothing of
+	// them is in the public document or reachable from the public port.
+	s.internal = httpapi.New(httpapi.Options{
+		Logger: d.Logger, Registerer: d.Registerer, TracerProvider: d.TracerProvider, Now: d.Now,
+	})
+	markethttp.Exports(s.internal, store, postgres.NewExporter(d.Pool, cfg.Schema, cfg.ExportConcurrency), d.Logger.With("component", "export"))
 	return s, nil
 }
 
@@ -132,6 +147,12 @@ func Topics() []string {
 
 // Handler serves the public routes.
 func (s *Service) Handler() http.Handler { return s.api.Handler() }
+
+// RegisterInternal adds the service's internal routes (export streaming, GET
+// /internal/exports/{fileType}) to mux, the internal port's mux of app.InternalMux.
+func (s *Service) RegisterInternal(mux *http.ServeMux) {
+	mux.Handle("GET /internal/exports/{fileType}", s.internal.Handler())
+}
 
 // Ready reports whether the service can serve fresh data.
 func (s *Service) Ready() error {

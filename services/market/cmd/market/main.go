@@ -57,8 +57,10 @@ func run() error {
 	g.Add("public", func(ctx context.Context) error {
 		return app.Serve(ctx, cfg.PublicAddr, svc.Handler(), cfg.ShutdownTimeout, logger)
 	})
+	internal := app.InternalMux(reg, svc.Ready)
+	svc.RegisterInternal(internal)
 	g.Add("internal", func(ctx context.Context) error {
-		return app.Serve(ctx, cfg.InternalAddr, app.InternalMux(reg, svc.Ready), cfg.ShutdownTimeout, logger)
+		return app.Serve(ctx, cfg.InternalAddr, internal, cfg.ShutdownTimeout, logger)
 	})
 	logger.Info("market service starting", "public", cfg.PublicAddr, "internal", cfg.InternalAddr)
 	return g.Run(ctx)

@@ -1,0 +1,195 @@
+package http
+
+import (
+	"fmt"
+	"log/slog"
+	nethttp "net/http"
+	"strconv"
+
+	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/platform/httpapi"
+	"github.com/tidemark/tidemark/services/market"
+)
+
+// RecordCountTrailer is the HTTP trailer in which an export declares how many records (rows after the
+// header) it sent. The operator treats an export without it as cut short.
+const RecordCountTrailer = "Tidemark-Record-Count"
+
+// MaxExportRange bounds to - from of one export: 366 days, the operator's limit.
+const MaxExportRange = 366 * 24 * 3600
+
+// maxExportTs bounds from and to (9999-12-31T23:59:59Z) so that no bound is past any record.
+const maxExportTs = 253402300799
+
+// exportFlushSize is how much CSV an export buffers before writing it out and flushing.
+const exportFlushSize = 64 << 10
+
+// exportType is one export file type the market service serves.
+type exportType struct {
+	series  market.Series
+	allowed func(events.Market) error // for an export restricted to one market
+	layout  *csvLayout
+}
+
+// Exports registers the export route on api, which belongs on the service's internal port:
+//
+//	GET /internal/exports/{fileType}?from=..&to=..[&market=SYMBOL][&accounts=a,b]
+//
+// fileType market-trades streams fills (what /market/{symbol}/trades lists; without market, the fills
+// of every market, prediction markets included), funding-rates funding rate records (with market, a
+// perp market's). Records have from <= ts <= to (unix seconds, both required, to - from at most 366
+// days), oldest first by (ts, txSig, txSigIndex). accounts is accepted and ignored: these records
+// belong to markets, not accounts. The answer is 200 text/csv: the record type's header row and one
+// row per record, with the columns and bytes of the dated CSV endpoints, then the trailer
+// Tidemark-Record-Count. If reading fails after the answer has started the connection is aborted, so a
+// client never sees a clean short file. Every other file type is 404; bad parameters are 400; an
+// unknown market, or one the file type has no records for, is 404.
+//
+// logger receives the failures of exports that had started (there is no answer left to carry them).
+func Exports(api *httpapi.API, store market.Store, exporter market.Exporter, logger *slog.Logger) {
+	h := &exports{
+		store:    store,
+		exporter: exporter,
+		logger:   logger,
+		types: map[string]exportType{
+			"market-trades": {market.Trades, anyMarket, newCSVLayout[events.Fill]()},
+			"funding-rates": {market.FundingRates, perpMarket, newCSVLayout[events.FundingRate]()},
+		},
+	}
+	api.Handle(nethttp.MethodGet, "/internal/exports/{fileType}", h.export, httpapi.CacheControl("no-store"))
+}
+
+type exports struct {
+	store    market.Store
+	exporter market.Exporter
+	logger   *slog.Logger
+	types    map[string]exportType
+}
+
+func (h *exports) export(r *nethttp.Request) (any, error) {
+	name := httpapi.PathVar(r, "fileType")
+	typ, ok := h.types[name]
+	if !ok {
+		return nil, httpapi.Errorf(httpapi.NotFound, "export type %s is not served by the market service", name)
+	}
+	from, to, err := exportRange(r)
+	if err != nil {
+		return nil, err
+	}
+	q := market.ExportQuery{Series: typ.series, From: from, To: to}
+	scope := "all"
+	if sym := r.URL.Query().Get("market"); sym != "" {
+		m, err := h.store.Market(r.Context(), sym)
+		if err != nil {
+			return nil, err
+		}
+		if err := typ.allowed(m); err != nil {
+			return nil, err
+		}
+		q.Symbol, scope = m.Symbol, m.Symbol
+	}
+	return &exportStream{
+		exporter: h.exporter,
+		logger:   h.logger,
+		fileType: name,
+		filename: httpapi.CSVFilename("export", scope, name, strconv.FormatInt(from, 10)+"-"+strconv.FormatInt(to, 10)),
+		layout:   typ.layout,
+		query:    q,
+	}, nil
+}
+
+// exportRange reads the required from and to query parameters.
+func exportRange(r *nethttp.Request) (from, to int64, err error) {
+	for _, name := range []string{"from", "to"} {
+		if r.URL.Query().Get(name) == "" {
+			return 0, 0, httpapi.Errorf(httpapi.Invalid, "%s is required (unix seconds)", name)
+		}
+	}
+	if from, err = httpapi.QueryInt(r, "from", 0, 0, maxExportTs); err != nil {
+		return 0, 0, err
+	}
+	if to, err = httpapi.QueryInt(r, "to", 0, 0, maxExportTs); err != nil {
+		return 0, 0, err
+	}
+	if from > to {
+		return 0, 0, httpapi.Errorf(httpapi.Invalid, "from must not be after to")
+	}
+	if to-from > MaxExportRange {
+		return 0, 0, httpapi.Errorf(httpapi.Invalid, "the range from..to may span at most 366 days")
+	}
+	return from, to, nil
+}
+
+// exportStream writes one export as it is read.
+type exportStream struct {
+	exporter market.Exporter
+	logger   *slog.Logger
+	fileType string
+	filename string
+	layout   *csvLayout
+	query    market.ExportQuery
+}
+
+// Respond implements httpapi.Responder. Nothing is written until the first record arrives (or the
+// read ends), so that a query that fails at once is still answered as an error.
+func (s *exportStream) Respond(w nethttp.ResponseWriter, r *nethttp.Request) error {
+	enc := s.layout.encoder()
+	rc := nethttp.NewResponseController(w)
+	buf := make([]byte, 0, exportFlushSize+8<<10)
+	var rows int64
+	started := false
+	start := func() {
+		httpapi.SetCSVHeaders(w, s.filename)
+		w.Header().Set("Trailer", RecordCountTrailer)
+		w.WriteHeader(nethttp.StatusOK)
+		buf = appendCSVRow(buf, s.layout.header)
+		started = true
+	}
+	flush := func() error {
+		if _, err := w.Write(buf); err != nil {
+			return fmt.Errorf("write export: %w", err)
+		}
+		buf = buf[:0]
+		if err := rc.Flush(); err != nil {
+			return fmt.Errorf("flush export: %w", err)
+		}
+		return nil
+	}
+	err := s.exporter.Export(r.Context(), s.query, func(record []byte) error {
+		if !started {
+			start()
+		}
+		var err error
+		if buf, err = enc.appendRow(buf, record); err != nil {
+			return err
+		}
+		rows++
+		if len(buf) >= exportFlushSize {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		if !started {
+			start()
+		}
+		if err = flush(); err == nil {
+			w.Header().Set(RecordCountTrailer, strconv.FormatInt(rows, 10))
+			return nil
+		}
+	}
+	if !started {
+		return err // answered by the API's wrapper, which logs it
+	}
+	level := slog.LevelError
+	if r.Context().Err() != nil {
+		level = slog.LevelWarn // the client went away
+	}
+	s.logger.LogAttrs(r.Context(), level, "export cut short",
+		slog.String("fileType", s.fileType), slog.String("market", s.query.Symbol),
+		slog.Int64("from", s.query.From), slog.Int64("to", s.query.To),
+		slog.Int64("rows", rows), slog.String("error", err.Error()))
+	// A response that ended normally would look complete to a client that ignores the trailer: abort
+	// the connection instead, so the body ends in an error.
+	panic(nethttp.ErrAbortHandler)
+}
