@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tidemark/tidemark/operator/api/v1alpha1"
+	"github.com/tidemark/tidemark/platform/objstore"
 )
 
 // ErrInvalid wraps the spec problems Create refuses; the API answers them with 400.
@@ -69,4 +70,14 @@ func SortNewestFirst(jobs []v1alpha1.ExportJob) {
 		}
 		return jobs[i].Name > jobs[j].Name
 	})
+}
+
+// DownloadURL mints the download URL of a Ready job from its objectKey, valid until its expiresAt.
+// URLs are minted on each read rather than kept in the status: a URL is a bearer credential.
+func DownloadURL(ctx context.Context, store objstore.Store, job *v1alpha1.ExportJob) (string, error) {
+	st := job.Status
+	if st.Phase != v1alpha1.PhaseReady || st.ObjectKey == "" || st.ExpiresAt == nil {
+		return "", fmt.Errorf("export %s is %s, not ready for download", job.Name, st.Phase)
+	}
+	return store.URL(ctx, st.ObjectKey, st.ExpiresAt.Time)
 }

@@ -38,6 +38,9 @@ type Options struct {
 	Logger       *slog.Logger // default JSON on stderr at warn
 	Registry     *prometheus.Registry
 	Ready        chan<- string // receives the base URL once the routes answer (tests)
+	// Exports receives the export runner and its file store once they run, for callers that create
+	// export jobs (tests, until the Authority API does).
+	Exports chan<- Exports
 }
 
 func (o *Options) defaults() {
@@ -133,26 +136,40 @@ func Run(ctx context.Context, o Options) error {
 	g.Add("market-public", func(ctx context.Context) error {
 		return app.ServeListener(ctx, marketLn, mkt.Handler(), 5*time.Second, log)
 	})
+	internal := app.InternalMux(o.Registry, mkt.Ready)
+	mkt.RegisterInternal(internal)
 	g.Add("market-internal", func(ctx context.Context) error {
-		return app.ServeListener(ctx, internalLn, app.InternalMux(o.Registry, mkt.Ready), 5*time.Second, log)
+		return app.ServeListener(ctx, internalLn, internal, 5*time.Second, log)
 	})
 
-	router, err := NewRouter(Routes(), services, log)
-	if err != nil {
-		return err
-	}
 	edgeLn, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return fmt.Errorf("edge router on %s: %w", o.Addr, err)
 	}
+	base := baseURL(edgeLn.Addr())
+	exports, err := startExports(&g, exportOptions{
+		dir: filepath.Join(dataDir, "exports"), baseURL: base + downloadsPrefix,
+		sources: "http://" + internalLn.Addr().String(), registry: o.Registry, logger: log.With("component", "exports"),
+	})
+	if err != nil {
+		return err
+	}
+	services["exports"] = exports.url
+	// In a cluster, downloads are presigned S3 URLs; only the dev stack serves files itself.
+	router, err := NewRouter(append(Routes(), Route{Prefix: downloadsPrefix + "/", Service: "exports"}), services, log)
+	if err != nil {
+		return err
+	}
 	g.Add("edge", func(ctx context.Context) error {
 		return app.ServeListener(ctx, edgeLn, router, 5*time.Second, log)
 	})
-	base := baseURL(edgeLn.Addr())
 	g.Add("simulator", func(ctx context.Context) error {
 		printBanner(o.Out, base, pgURL, broker.Brokers(), "http://"+internalLn.Addr().String())
 		if o.Ready != nil {
 			o.Ready <- base
+		}
+		if o.Exports != nil {
+			o.Exports <- Exports{Jobs: exports.jobs, Files: exports.store}
 		}
 		return simulate(ctx, pool, kc, o, log)
 	})

@@ -2,15 +2,19 @@ package devstack_test
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/tidemark/tidemark/operator/api/v1alpha1"
+	"github.com/tidemark/tidemark/operator/export"
 	"github.com/tidemark/tidemark/tools/devstack"
 )
 
@@ -29,11 +33,13 @@ func TestMakeRunServesTheMarketAPI(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
+	stack := make(chan devstack.Exports, 1)
 	done := make(chan error, 1)
 	go func() {
 		done <- devstack.Run(ctx, devstack.Options{
 			DataDir: dir, Addr: "127.0.0.1:0", BackfillDays: 1, LiveRate: 50,
 			Progress: io.Discard, Out: io.Discard, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Ready: ready,
+			Exports: stack,
 		})
 	}()
 	defer func() {
@@ -110,4 +116,60 @@ func TestMakeRunServesTheMarketAPI(t *testing.T) {
 		t.Fatalf("GET /nowhere: %v %v", err, resp.Status)
 	}
 	resp.Body.Close()
+
+	exportThroughRunner(t, <-stack, base, first)
+}
+
+// exportThroughRunner exports the last hour of SOL-PERP trades with the dev stack's export runner
+// (the operator's state machine on a local folder) and downloads the file through the edge.
+func exportThroughRunner(t *testing.T, ex devstack.Exports, base string, until int64) {
+	t.Helper()
+	jobs := ex.Jobs
+	market := "SOL-PERP"
+	job, err := jobs.Create(context.Background(), v1alpha1.ExportJobSpec{
+		Authority: "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin", FileType: "market-trades",
+		From: until - 3600, To: until, Market: &market,
+		UserPublicKeys: []v1alpha1.PublicKey{"4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ready v1alpha1.ExportJob
+	deadline := time.Now().Add(time.Minute)
+	for {
+		list, err := jobs.List(context.Background(), string(job.Spec.Authority))
+		if err != nil || len(list) != 1 {
+			t.Fatalf("List = %v, %v", list, err)
+		}
+		if list[0].Status.Phase == v1alpha1.PhaseReady {
+			ready = list[0]
+			break
+		}
+		if list[0].Status.Phase.Finished() || time.Now().After(deadline) {
+			t.Fatalf("export ended %s: %+v", list[0].Status.Phase, list[0].Status)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if ready.Status.RecordCount == 0 {
+		t.Fatal("the export of an hour of SOL-PERP trades is empty")
+	}
+	u, err := export.DownloadURL(context.Background(), ex.Files, &ready)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(u, base+"/downloads/") {
+		t.Fatalf("download URL %s is not served by the edge at %s", u, base)
+	}
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	rows, err := csv.NewReader(resp.Body).ReadAll()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("download: %d, %v", resp.StatusCode, err)
+	}
+	if int64(len(rows)-1) != ready.Status.RecordCount || rows[0][0] != "ts" {
+		t.Fatalf("downloaded %d rows with header %v, want %d records", len(rows)-1, rows[0], ready.Status.RecordCount)
+	}
 }
