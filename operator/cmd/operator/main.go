@@ -24,8 +24,10 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -41,33 +43,37 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	env := &app.Env{Prefix: app.EnvPrefix, Lookup: os.LookupEnv}
+	level := app.Parse(env, "LOG_LEVEL", slog.LevelInfo, "debug, info, warn or error", func(s string) (slog.Level, error) {
+		var l slog.Level
+		return l, l.UnmarshalText([]byte(s))
+	})
+	logger := telemetry.NewLogger(os.Stderr, level, "operator")
+	ctrl.SetLogger(logr.FromSlogHandler(logger.Handler()))
+	if err := run(ctx, env, ctrl.GetConfigOrDie(), metrics.Registry, logger); err != nil {
 		fmt.Fprintln(os.Stderr, "operator:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	env := app.NewEnv(app.EnvPrefix)
-	level := app.Parse(env, "LOG_LEVEL", slog.LevelInfo, "debug, info, warn or error", func(s string) (slog.Level, error) {
-		var l slog.Level
-		return l, l.UnmarshalText([]byte(s))
-	})
+// run is the operator on the cluster kube: configuration from env, export metrics on reg (served
+// with the manager's on the internal port).
+func run(ctx context.Context, env *app.Env, kube *rest.Config, reg prometheus.Registerer, logger *slog.Logger) error {
 	internalAddr := env.String("INTERNAL_ADDR", ":9090")
-	namespace := env.String("NAMESPACE", os.Getenv("POD_NAMESPACE"))
+	podNamespace, _ := env.Lookup("POD_NAMESPACE")
+	namespace := env.String("NAMESPACE", podNamespace)
 	leaderElect := env.Bool("LEADER_ELECT", true)
 	maxConcurrent := env.Int("EXPORT_MAX_CONCURRENT", 4)
 	sources, serr := export.ParseEndpoints(env.String("EXPORT_SOURCES", ""))
-	s3cfg, s3err := objstore.S3ConfigFromEnv(app.EnvPrefix+"S3", os.Getenv)
+	s3cfg, s3err := objstore.S3ConfigFromEnv(env.Prefix+"S3", func(name string) string {
+		v, _ := env.Lookup(name)
+		return v
+	})
 	if err := errors.Join(env.Err(), serr, s3err); err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
-
-	logger := telemetry.NewLogger(os.Stderr, level, "operator")
-	ctrl.SetLogger(logr.FromSlogHandler(logger.Handler()))
 
 	store, err := objstore.NewS3(ctx, s3cfg)
 	if err != nil {
@@ -96,13 +102,13 @@ func run() error {
 	if namespace != "" {
 		opts.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{namespace: {}}}
 	}
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), opts)
+	mgr, err := ctrl.NewManager(kube, opts)
 	if err != nil {
 		return fmt.Errorf("build manager: %w", err)
 	}
 	if _, err := controller.New(mgr, export.Config{MaxConcurrent: maxConcurrent}, export.Deps{
 		Store: store, Source: export.HTTPSource{Endpoints: sources, Client: &http.Client{}}, Logger: logger,
-	}, metrics.Registry); err != nil {
+	}, reg); err != nil {
 		return err
 	}
 	// Ready once the informer cache has synced: before that, reconciles would miss jobs.

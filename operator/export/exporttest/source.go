@@ -37,6 +37,9 @@ func Start(tb testing.TB, s *Server) *Server {
 	return s
 }
 
+// URL is the server's base URL, the service's internal port.
+func (s *Server) URL() string { return s.srv.URL }
+
 // Requests is the number of export requests received.
 func (s *Server) Requests() int32 { return s.requests.Load() }
 
