@@ -31,6 +31,7 @@ import (
 	"github.com/tidemark/tidemark/platform/app"
 	"github.com/tidemark/tidemark/platform/objstore"
 	"github.com/tidemark/tidemark/platform/objstore/miniotest"
+	"github.com/tidemark/tidemark/platform/testbed"
 )
 
 var (
@@ -43,18 +44,16 @@ var (
 
 func TestMain(m *testing.M) {
 	os.Exit(func() int {
-		dir, _ := os.Getwd()
-		for ; dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
-			if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
-				break
-			}
+		bin, err := testbed.Dir()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
 		}
 		env := &envtest.Environment{
 			CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd")},
 			ErrorIfCRDPathMissing: true,
-			BinaryAssetsDirectory: filepath.Join(dir, ".tools", "bin"),
+			BinaryAssetsDirectory: bin,
 		}
-		var err error
 		if kube, err = env.Start(); err != nil {
 			fmt.Fprintf(os.Stderr, "start envtest (run `make testbed` first): %v\n", err)
 			return 1

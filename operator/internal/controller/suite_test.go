@@ -41,6 +41,7 @@ import (
 	"github.com/tidemark/tidemark/platform/objstore/miniotest"
 	"github.com/tidemark/tidemark/platform/pg/pglocal"
 	"github.com/tidemark/tidemark/platform/pg/pgtest"
+	"github.com/tidemark/tidemark/platform/testbed"
 )
 
 // The package shares one real kube-apiserver + etcd (envtest), one MinIO and one PostgreSQL
@@ -70,7 +71,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	bin, err := toolsBin()
+	bin, err := testbed.Dir()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -104,25 +105,6 @@ func run(m *testing.M) int {
 	}
 	defer minioSrv.Stop()
 	return pgtest.Main(m, &pgSrv)
-}
-
-// toolsBin is .tools/bin of the repository, where scripts/testbed puts kube-apiserver, etcd and
-// kubectl.
-func toolsBin() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
-			return filepath.Join(dir, ".tools", "bin"), nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.work above the working directory")
-		}
-		dir = parent
-	}
 }
 
 // testClock is the real clock shifted by an offset that tests move forward, so that expiry and

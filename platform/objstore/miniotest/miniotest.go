@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/tidemark/tidemark/platform/objstore"
+	"github.com/tidemark/tidemark/platform/testbed"
 )
 
 // Server is a running MinIO server owned by this process.
@@ -253,8 +254,8 @@ func findBinary() (string, error) {
 		return p, nil
 	}
 	tried := []string{"$TIDEMARK_MINIO_BIN"}
-	if root, err := repoRoot(); err == nil {
-		p := filepath.Join(root, ".tools", "bin", "minio")
+	if dir, err := testbed.Dir(); err == nil {
+		p := filepath.Join(dir, "minio")
 		if _, err := os.Stat(p); err == nil {
 			return p, nil
 		}
@@ -265,24 +266,6 @@ func findBinary() (string, error) {
 	}
 	tried = append(tried, "minio on PATH")
 	return "", fmt.Errorf("miniotest: no MinIO binary (tried %s); run `make testbed` to install it", strings.Join(tried, ", "))
-}
-
-// repoRoot is the nearest directory at or above the working directory that holds go.work.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.work above the working directory")
-		}
-		dir = parent
-	}
 }
 
 func freePort() (int, error) {
