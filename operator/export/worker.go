@@ -103,7 +103,11 @@ func (m *Machine) run(ctx context.Context, w *worker, job *v1alpha1.ExportJob) {
 
 	log := m.logger.With("job", name.String(), "attempt", w.attempt)
 	w.out = m.attempt(ctx, w, job)
-	if w.out.err != nil {
+	switch {
+	case w.out.err != nil && ctx.Err() != nil:
+		log.Info("export attempt stopped", "reason", "cancelled, past its deadline, or the operator is stopping")
+		return
+	case w.out.err != nil:
 		log.Warn("export attempt failed", "err", w.out.err)
 		return
 	}

@@ -20,7 +20,7 @@ func slowSource(t *testing.T) *exporttest.Server {
 	return exporttest.Start(t, &exporttest.Server{Rows: 120_000, RowDelay: 50 * time.Millisecond})
 }
 
-func running(j *v1alpha1.ExportJob) bool {
+func isRunning(j *v1alpha1.ExportJob) bool {
 	return j.Status.Phase == v1alpha1.PhaseRunning && j.Status.Progress != "" && j.Status.Progress != "0 rows"
 }
 
@@ -51,7 +51,7 @@ func TestCancelStopsJob(t *testing.T) {
 	src := slowSource(t)
 	b := newBed(t, bedOptions{source: src.Source()})
 	job := b.create(spec())
-	b.waitFor(job.Name, 20*time.Second, "progress", running)
+	b.waitFor(job.Name, 20*time.Second, "progress", isRunning)
 
 	cur, err := b.get(job.Name)
 	if err != nil {
@@ -96,7 +96,7 @@ func TestOperatorRestartMidJob(t *testing.T) {
 	src := exporttest.Start(t, &exporttest.Server{Rows: 6000, RowDelay: 50 * time.Millisecond})
 	b := newBed(t, bedOptions{source: src.Source()})
 	job := b.create(spec())
-	b.waitFor(job.Name, 20*time.Second, "progress", running)
+	b.waitFor(job.Name, 20*time.Second, "progress", isRunning)
 
 	b.stop()
 	src.WaitInflight(t, 0)
@@ -146,7 +146,7 @@ func TestConcurrencyCap(t *testing.T) {
 	src := exporttest.Start(t, &exporttest.Server{Rows: 6000, RowDelay: 50 * time.Millisecond})
 	b := newBed(t, bedOptions{source: src.Source(), cfg: export.Config{MaxConcurrent: 1, QueuedRetry: 100 * time.Millisecond}})
 	first := b.create(spec())
-	b.waitFor(first.Name, 20*time.Second, "progress", running)
+	b.waitFor(first.Name, 20*time.Second, "progress", isRunning)
 	second := b.create(spec())
 	queued := b.waitFor(second.Name, 10*time.Second, "queued", func(j *v1alpha1.ExportJob) bool {
 		c := findCondition(j)
@@ -164,7 +164,7 @@ func TestStatusWritesAreThrottled(t *testing.T) {
 	src := exporttest.Start(t, &exporttest.Server{Rows: 30000, RowDelay: 20 * time.Millisecond})
 	b := newBed(t, bedOptions{source: src.Source(), cfg: export.Config{ProgressInterval: 10 * time.Millisecond}})
 	job := b.create(spec())
-	b.waitFor(job.Name, 20*time.Second, "progress", running)
+	b.waitFor(job.Name, 20*time.Second, "progress", isRunning)
 
 	var list v1alpha1.ExportJobList
 	if err := k8s.List(context.Background(), &list, client.InNamespace(b.ns)); err != nil {
@@ -192,10 +192,20 @@ func TestStatusWritesAreThrottled(t *testing.T) {
 
 // kubectl from the machine, against the test API server, prints the columns platform teams follow.
 func TestKubectlColumns(t *testing.T) {
-	src := exporttest.Start(t, &exporttest.Server{Rows: 42})
-	b := newBed(t, bedOptions{source: src.Source()})
+	// One service per file type: market-trades answers, funding-rates refuses, trades is slow.
+	ok := exporttest.Start(t, &exporttest.Server{Rows: 42})
+	refusing := exporttest.Start(t, &exporttest.Server{Status: 400})
+	slow := slowSource(t)
+	b := newBed(t, bedOptions{source: export.HTTPSource{Endpoints: map[v1alpha1.FileType]string{
+		"market-trades": ok.URL(), "funding-rates": refusing.URL(), "trades": slow.URL(),
+	}}})
 	job := b.create(spec())
+	failing, running := spec(), spec()
+	failing.FileType, running.FileType = "funding-rates", "trades"
+	failed, busy := b.create(failing), b.create(running)
 	b.waitPhase(job.Name, v1alpha1.PhaseReady, 20*time.Second)
+	b.waitPhase(failed.Name, v1alpha1.PhaseFailed, 20*time.Second)
+	b.waitFor(busy.Name, 20*time.Second, "progress", isRunning)
 
 	kubectl := testEnv.ControlPlane.KubeCtl()
 	run := func(args ...string) string {
@@ -217,12 +227,16 @@ func TestKubectlColumns(t *testing.T) {
 	if !strings.Contains(out, job.Name) || !strings.Contains(out, "Ready") || !strings.Contains(out, " 42 ") {
 		t.Errorf("kubectl get exportjobs does not show the ready job with 42 records")
 	}
+	if !strings.Contains(out, "Failed") || !strings.Contains(out, "Running") {
+		t.Errorf("kubectl get exportjobs does not show the failed and the running job")
+	}
 	if strings.Contains(out, "REASON") {
 		t.Errorf("REASON should only show in wide output")
 	}
 	wide := run("get", "ej", "-n", b.ns, "-o", "wide", "-l", fmt.Sprintf("%s=%s", v1alpha1.AuthorityLabel, authority))
-	if !strings.Contains(wide, "REASON") || !strings.Contains(wide, "PROGRESS") || !strings.Contains(wide, job.Name) {
-		t.Errorf("kubectl get ej -o wide -l authority does not show the job with REASON and PROGRESS")
+	if !strings.Contains(wide, "REASON") || !strings.Contains(wide, "PROGRESS") || !strings.Contains(wide, job.Name) ||
+		!strings.Contains(wide, "SourceRejected") {
+		t.Errorf("kubectl get ej -o wide -l authority does not show the jobs with REASON and PROGRESS")
 	}
 	other := run("get", "ej", "-n", b.ns, "-l", v1alpha1.AuthorityLabel+"="+account1)
 	if strings.Contains(other, job.Name) {
