@@ -229,6 +229,13 @@ func (m *Machine) syncActive(ctx context.Context, job *v1alpha1.ExportJob, now t
 		}
 		return m.end(job, now, v1alpha1.PhaseCancelled, ReasonCancelled, "cancelled by request", false), nil
 	}
+	if w != nil && w.attempt >= st.Attempts {
+		// A file stored just before the deadline counts: it is complete and its manifest written.
+		if out, done := w.outcome(); done && out.err == nil {
+			st.Attempts = w.attempt
+			return m.applyOutcome(job, now, w, out), nil
+		}
+	}
 	if deadline, ok := m.deadline(job); ok && !now.Before(deadline) {
 		m.stop(job.UID)
 		if err := m.removeObjects(ctx, job); err != nil {
