@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"net/http"
@@ -58,17 +57,52 @@ func safeFilename(name string) string {
 	}, name)
 }
 
-// CSVWriter streams CSV rows through a buffer: every field is double-quoted with embedded quotes
-// doubled, rows end in "\n". Errors are sticky: after a failed write every call returns the same error.
-// Not safe for concurrent use.
+// AppendCSVField appends f to dst as one CSV field: double-quoted, with each embedded quote doubled.
+// It is the quoting rule of every CSV answer; code that renders rows itself (rather than passing
+// []string to CSVWriter.Write) uses it, or AppendCSVRow, so that its bytes are the same.
+func AppendCSVField(dst []byte, f string) []byte {
+	dst = append(dst, '"')
+	for {
+		j := strings.IndexByte(f, '"')
+		if j < 0 {
+			break
+		}
+		dst = append(dst, f[:j+1]...)
+		dst = append(dst, '"')
+		f = f[j+1:]
+	}
+	dst = append(dst, f...)
+	return append(dst, '"')
+}
+
+// AppendCSVRow appends fields to dst as one CSV row: each field as AppendCSVField renders it,
+// separated by commas, ending in "\n". It is the row CSVWriter.Write writes.
+func AppendCSVRow(dst []byte, fields []string) []byte {
+	for i, f := range fields {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendCSVField(dst, f)
+	}
+	return append(dst, '\n')
+}
+
+// csvBufferSize is how much CSV a CSVWriter holds before writing it out.
+const csvBufferSize = 32 << 10
+
+// CSVWriter streams CSV rows through a 32 KiB buffer, rendered as AppendCSVRow renders them. Errors
+// are sticky: after a failed write every call returns the same error. Not safe for concurrent use.
 type CSVWriter struct {
-	w   *bufio.Writer
+	w   io.Writer
+	buf []byte
 	err error
 }
 
 // NewCSVWriter writes to w through a 32 KiB buffer.
 func NewCSVWriter(w io.Writer) *CSVWriter {
-	return &CSVWriter{w: bufio.NewWriterSize(w, 32<<10)}
+	// A row is appended whole before the buffer is written out, so it may run past csvBufferSize:
+	// the spare capacity keeps the usual row from growing it.
+	return &CSVWriter{w: w, buf: make([]byte, 0, csvBufferSize+4<<10)}
 }
 
 // Write appends one row.
@@ -76,28 +110,27 @@ func (c *CSVWriter) Write(fields []string) error {
 	if c.err != nil {
 		return c.err
 	}
-	for i, f := range fields {
-		if i > 0 {
-			c.w.WriteByte(',')
-		}
-		c.w.WriteByte('"')
-		for {
-			j := strings.IndexByte(f, '"')
-			if j < 0 {
-				break
-			}
-			c.w.WriteString(f[:j+1])
-			c.w.WriteByte('"')
-			f = f[j+1:]
-		}
-		c.w.WriteString(f)
-		c.w.WriteByte('"')
+	c.buf = AppendCSVRow(c.buf, fields)
+	return c.spill()
+}
+
+// WriteRow appends row unchanged: a row already rendered as AppendCSVRow renders one (fields quoted
+// by AppendCSVField, commas, a final "\n"), by a caller that renders rows from something other than
+// []string.
+func (c *CSVWriter) WriteRow(row []byte) error {
+	if c.err != nil {
+		return c.err
 	}
-	// bufio.Writer errors are sticky too, so checking the last write covers the whole row.
-	if err := c.w.WriteByte('\n'); err != nil {
-		c.err = fmt.Errorf("write csv: %w", err)
+	c.buf = append(c.buf, row...)
+	return c.spill()
+}
+
+// spill writes the buffer out once it holds csvBufferSize bytes.
+func (c *CSVWriter) spill() error {
+	if len(c.buf) < csvBufferSize {
+		return nil
 	}
-	return c.err
+	return c.Flush()
 }
 
 // Flush writes buffered rows to the underlying writer.
@@ -105,8 +138,13 @@ func (c *CSVWriter) Flush() error {
 	if c.err != nil {
 		return c.err
 	}
-	if err := c.w.Flush(); err != nil {
-		c.err = fmt.Errorf("flush csv: %w", err)
+	if len(c.buf) == 0 {
+		return nil
 	}
-	return c.err
+	if _, err := c.w.Write(c.buf); err != nil {
+		c.err = fmt.Errorf("write csv: %w", err)
+		return c.err
+	}
+	c.buf = c.buf[:0]
+	return nil
 }

@@ -3,7 +3,10 @@ package httpapi_test
 import (
 	"bytes"
 	"errors"
+	"io"
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/tidemark/tidemark/platform/httpapi"
@@ -22,25 +25,79 @@ func TestCSVWriter(t *testing.T) {
 		{"newlines kept inside quotes", [][]string{{"line1\nline2", "cr\r\nlf"}}, "\"line1\nline2\",\"cr\r\nlf\"\n"},
 		{"negative amounts untouched", [][]string{{"-1500000", "=SUM(A1)"}}, "\"-1500000\",\"=SUM(A1)\"\n"},
 	}
+	// Every way to render a row must give the same bytes.
+	ways := []struct {
+		name  string
+		write func(w *httpapi.CSVWriter, row []string) error
+	}{
+		{"Write", (*httpapi.CSVWriter).Write},
+		{"WriteRow(AppendCSVRow)", func(w *httpapi.CSVWriter, row []string) error {
+			return w.WriteRow(httpapi.AppendCSVRow([]byte("dropped"), row)[len("dropped"):])
+		}},
+		{"WriteRow(AppendCSVField)", func(w *httpapi.CSVWriter, row []string) error {
+			var b []byte
+			for i, f := range row {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = httpapi.AppendCSVField(b, f)
+			}
+			return w.WriteRow(append(b, '\n'))
+		}},
+	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var buf bytes.Buffer
-			w := httpapi.NewCSVWriter(&buf)
-			for _, row := range tt.rows {
-				if err := w.Write(row); err != nil {
+		for _, way := range ways {
+			t.Run(tt.name+"/"+way.name, func(t *testing.T) {
+				var buf bytes.Buffer
+				w := httpapi.NewCSVWriter(&buf)
+				for _, row := range tt.rows {
+					if err := way.write(w, row); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if buf.Len() != 0 {
+					t.Errorf("unbuffered: %d bytes before Flush", buf.Len())
+				}
+				if err := w.Flush(); err != nil {
 					t.Fatal(err)
 				}
-			}
-			if buf.Len() != 0 {
-				t.Errorf("unbuffered: %d bytes before Flush", buf.Len())
-			}
-			if err := w.Flush(); err != nil {
-				t.Fatal(err)
-			}
-			if buf.String() != tt.want {
-				t.Errorf("got  %q\nwant %q", buf.String(), tt.want)
-			}
-		})
+				if buf.String() != tt.want {
+					t.Errorf("got  %q\nwant %q", buf.String(), tt.want)
+				}
+			})
+		}
+	}
+}
+
+// TestCSVWriterBuffers checks that rows go out once 32 KiB are buffered, whole and in order, rows
+// larger than the buffer included.
+func TestCSVWriterBuffers(t *testing.T) {
+	small := []string{strings.Repeat("x", 1000)}
+	huge := []string{strings.Repeat("y", 100<<10)}
+	var want []byte
+	var buf bytes.Buffer
+	w := httpapi.NewCSVWriter(&buf)
+	for i := range 100 {
+		row := small
+		if i == 50 {
+			row = huge
+		}
+		if err := w.Write(row); err != nil {
+			t.Fatal(err)
+		}
+		want = httpapi.AppendCSVRow(want, row)
+		if pending := len(want) - buf.Len(); pending >= 32<<10 {
+			t.Fatalf("row %d: %d bytes held back", i, pending)
+		}
+	}
+	if buf.Len() == 0 {
+		t.Fatal("nothing written before Flush")
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Fatal("buffered output differs from the rows appended in order")
 	}
 }
 
@@ -56,6 +113,9 @@ func TestCSVWriterStickyError(t *testing.T) {
 	}
 	if err := w.Write([]string{"b"}); err == nil {
 		t.Fatal("Write after a failure succeeded")
+	}
+	if err := w.WriteRow([]byte("\"c\"\n")); err == nil {
+		t.Fatal("WriteRow after a failure succeeded")
 	}
 }
 
@@ -98,5 +158,21 @@ func TestCSVResponse(t *testing.T) {
 				t.Errorf("body = %q, want %q", r.body, want)
 			}
 		})
+	}
+}
+
+// BenchmarkCSVWriter writes a row shaped like a fill's (39 short fields, one with quotes).
+func BenchmarkCSVWriter(b *testing.B) {
+	row := make([]string, 39)
+	for i := range row {
+		row[i] = strconv.Itoa(1_000_000_000 + i*7919)
+	}
+	row[5] = `say "hi"`
+	w := httpapi.NewCSVWriter(io.Discard)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := w.Write(row); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -59,7 +59,8 @@ type DatedQuery struct {
 }
 
 // ExportQuery selects every record of a series with From <= ts <= To (unix seconds, both ends
-// inclusive) of the market Symbol, or of every market when Symbol is "".
+// inclusive) of the market Symbol, or of every market when Symbol is "" (Trades and FundingRates
+// only: the export route serves no other series so).
 type ExportQuery struct {
 	Series   Series
 	Symbol   string

@@ -11,18 +11,21 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/platform/httpapi"
 )
 
-// Exports render millions of stored records as CSV, and decoding each into its struct to call
-// CSVRow costs several times the rest of the path (two allocations of the record's size, strconv
-// and a []string per row). For flat records whose every CSV column is one JSON field rendered as it
-// stands (a string's text, an integer's digits), the stored JSON already holds each cell: a csvLayout
-// finds them in one pass over the bytes and appends them in column order, allocating nothing.
+// Every CSV answer (dated pages and exports, see writeCSV) renders stored records through a
+// csvLayout. Exports render millions of them, and decoding each into its struct to call CSVRow costs
+// several times the rest of the path (two allocations of the record's size, strconv and a []string
+// per row). For flat records whose every CSV column is one JSON field rendered as it stands (a
+// string's text, an integer's digits), the stored JSON already holds each cell: a csvLayout finds
+// them in one pass over the bytes and appends them in column order, allocating nothing.
 //
-// The result must be byte for byte what the dated CSV endpoints write for the same record
-// (json.Unmarshal, CSVRow, httpapi.CSVWriter). The fast path therefore only takes the JSON it is sure
-// about — exact field names, string values with no escapes, canonical integers — and hands anything
-// else (escapes, unknown or case-folded keys, floats, syntax errors) to that reference path. Whether
+// The result must be byte for byte what decoding the record gives (json.Unmarshal, CSVRow,
+// httpapi.AppendCSVRow): that reference path is also the layout's fallback. The fast path therefore
+// only takes the JSON it is sure about — exact field names, string values with no escapes, canonical
+// integers — and hands anything else (escapes, unknown or case-folded keys, floats, syntax errors) to
+// the reference path. Whether
 // a type's columns really are its fields unchanged is not assumed either: newCSVLayout checks it
 // against CSVRow and keeps the type on the reference path when it is not so.
 
@@ -71,7 +74,7 @@ func newCSVLayout[T any, P interface {
 		},
 	}
 	for _, cell := range none.CSVRow() {
-		l.zero = append(l.zero, appendCSVField(nil, cell))
+		l.zero = append(l.zero, httpapi.AppendCSVField(nil, cell))
 	}
 	l.fast = l.mapFields(reflect.TypeFor[T]()) && l.verify(reflect.TypeFor[T]())
 	return l
@@ -204,7 +207,7 @@ func (l *csvLayout) verify(t reflect.Type) bool {
 			return false
 		}
 		got, ok := e.appendFast(nil, s)
-		if !ok || !bytes.Equal(got, appendCSVRow(nil, want)) {
+		if !ok || !bytes.Equal(got, httpapi.AppendCSVRow(nil, want)) {
 			return false
 		}
 	}
@@ -232,7 +235,7 @@ func (e *csvEncoder) appendRow(dst, record []byte) ([]byte, error) {
 	if err != nil {
 		return dst, fmt.Errorf("decode stored record: %w", err)
 	}
-	return appendCSVRow(dst, row), nil
+	return httpapi.AppendCSVRow(dst, row), nil
 }
 
 // appendFast appends the row of record when the fast path can read it, and reports whether it did;
@@ -419,30 +422,3 @@ func skipSpace(s []byte, i int) int {
 }
 
 func onlySpace(s []byte, i int) bool { return skipSpace(s, i) == len(s) }
-
-// appendCSVRow appends fields as httpapi.CSVWriter writes them: each double-quoted with quotes
-// doubled, separated by commas, ending in "\n".
-func appendCSVRow(dst []byte, fields []string) []byte {
-	for i, f := range fields {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendCSVField(dst, f)
-	}
-	return append(dst, '\n')
-}
-
-func appendCSVField(dst []byte, f string) []byte {
-	dst = append(dst, '"')
-	for {
-		j := strings.IndexByte(f, '"')
-		if j < 0 {
-			break
-		}
-		dst = append(dst, f[:j+1]...)
-		dst = append(dst, '"')
-		f = f[j+1:]
-	}
-	dst = append(dst, f...)
-	return append(dst, '"')
-}

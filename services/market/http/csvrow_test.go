@@ -8,10 +8,11 @@ import (
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/httpapi"
+	"github.com/tidemark/tidemark/services/market"
 )
 
-// The transcoder is tested from inside the package: it is an implementation detail of the export
-// route, and what it must equal (json.Unmarshal, CSVRow, httpapi.CSVWriter) is stated here directly.
+// The transcoder is tested from inside the package: it is an implementation detail of the CSV
+// answers, and what it must equal (json.Unmarshal, CSVRow, httpapi.CSVWriter) is stated here directly.
 
 func sampleFill() *events.Fill {
 	return &events.Fill{
@@ -39,7 +40,7 @@ func mustMarshal(tb testing.TB, v any) []byte {
 	return b
 }
 
-// referenceCSV is the dated CSV endpoints' rendering of one stored record.
+// referenceCSV is the reference rendering of one stored record: decode it, write its CSVRow.
 func referenceCSV[T any, P interface {
 	*T
 	events.CSVRecord
@@ -84,22 +85,86 @@ func checkSame[T any, P interface {
 	return fast
 }
 
-func TestCSVLayoutsOfExportedTypesTakeTheFastPath(t *testing.T) {
-	for name, l := range map[string]*csvLayout{
-		"fill":         newCSVLayout[events.Fill](),
-		"funding rate": newCSVLayout[events.FundingRate](),
-	} {
-		if !l.fast {
-			t.Errorf("%s: the layout does not take the fast path", name)
-		}
+// TestCSVLayoutsOfEverySeries checks the layout each series is served with: which take the fast
+// path, and that a typical record (with a quote in a text field, which only the reference path
+// renders) comes out as the reference renders it.
+func TestCSVLayoutsOfEverySeries(t *testing.T) {
+	layouts := csvLayouts()
+	cases := []struct {
+		series market.Series
+		fast   bool
+		check  func(t *testing.T, l *csvLayout)
+	}{
+		{market.Trades, true, func(t *testing.T, l *csvLayout) {
+			checkSample[events.Fill](t, l, sampleFill(), func(f *events.Fill) { f.Filler = `a"b` })
+		}},
+		{market.Predictions, true, func(t *testing.T, l *csvLayout) {
+			bet := sampleFill()
+			bet.Symbol, bet.MarketFilter = "TRUMP-WIN-2028-BET", events.FilterPrediction
+			checkSample[events.Fill](t, l, bet, func(f *events.Fill) { f.Symbol = `a"b` })
+		}},
+		{market.FundingRates, true, func(t *testing.T, l *csvLayout) {
+			fr := &events.FundingRate{Ts: 1, TxSig: "sig", Slot: 9, MarketIndex: 1, RecordID: "7", Symbol: "SOL-PERP",
+				FundingRate: "-1250", CumulativeFundingRateLong: "99"}
+			checkSample[events.FundingRate](t, l, fr, func(r *events.FundingRate) { r.Symbol = `a"b` })
+		}},
+		{market.InsuranceFund, false, func(t *testing.T, l *csvLayout) {
+			// Float columns: the reference path renders them, correctly.
+			inf := &events.InsuranceFund{Ts: 1, TxSig: "s", UserIfFactor: 0.5, TotalIfFactor: 1, Symbol: "USDC", Amount: "5"}
+			checkSample[events.InsuranceFund](t, l, inf, func(r *events.InsuranceFund) { r.Symbol = `a"b` })
+		}},
+		{market.InsuranceFundStake, true, func(t *testing.T, l *csvLayout) {
+			st := &events.IFStake{Ts: 1, TxSig: "s", TxSigIndex: 2, Slot: 3, MarketIndex: 0, Amount: "-5", UserAuthority: "auth",
+				Action: "stake", IfSharesAfter: "10", Symbol: "USDC"}
+			checkSample[events.IFStake](t, l, st, func(r *events.IFStake) { r.Action = `a"b` })
+		}},
+		{market.Swaps, true, func(t *testing.T, l *csvLayout) {
+			sw := &events.Swap{Ts: 1, TxSig: "s", Slot: 3, User: "u", OutMarketIndex: 1, InMarketIndex: 0, AmountOut: "5",
+				AmountIn: "-6", Fee: "0", InSymbol: "USDC", OutSymbol: "SOL"}
+			checkSample[events.Swap](t, l, sw, func(r *events.Swap) { r.User = `a"b` })
+		}},
+		{market.Deposits, true, func(t *testing.T, l *csvLayout) {
+			d := &events.Deposit{Ts: 1, TxSig: "s", Slot: 3, Amount: "5", DepositRecordID: "9", UserAuthority: "auth", User: "u",
+				Direction: "deposit", Explanation: "none", Symbol: "USDC"}
+			checkSample[events.Deposit](t, l, d, func(r *events.Deposit) { r.Explanation = `a"b` })
+		}},
+		{market.Rewards, true, func(t *testing.T, l *csvLayout) {
+			d := &events.Deposit{Ts: 1, TxSig: "s", Slot: 3, Amount: "5", DepositRecordID: "9", UserAuthority: "auth", User: "u",
+				Direction: "deposit", Explanation: "reward", Symbol: "USDC"}
+			checkSample[events.Deposit](t, l, d, func(r *events.Deposit) { r.Explanation = `a"b` })
+		}},
 	}
-	// Insurance fund records have float columns: the reference path renders them, correctly.
-	l := newCSVLayout[events.InsuranceFund]()
-	if l.fast {
-		t.Fatal("insurance fund layout claims the fast path for float columns")
+	if len(cases) != len(layouts) {
+		t.Errorf("%d series have a layout, %d are checked", len(layouts), len(cases))
 	}
-	rec := mustMarshal(t, &events.InsuranceFund{Ts: 1, TxSig: "s", UserIfFactor: 0.5, TotalIfFactor: 1, Symbol: "USDC", Amount: "5"})
-	checkSame[events.InsuranceFund](t, l, rec)
+	for _, c := range cases {
+		t.Run(string(c.series), func(t *testing.T) {
+			l := layouts[c.series]
+			if l == nil {
+				t.Fatal("no layout")
+			}
+			if l.fast != c.fast {
+				t.Fatalf("fast path %v, want %v", l.fast, c.fast)
+			}
+			c.check(t, l)
+		})
+	}
+}
+
+// checkSample checks that l renders rec as the reference does, on the fast path when l takes it, and
+// rec changed by quote (which must put a quote in a text field) on the reference path.
+func checkSample[T any, P interface {
+	*T
+	events.CSVRecord
+}](t *testing.T, l *csvLayout, rec P, quote func(P)) {
+	t.Helper()
+	if fast := checkSame[T, P](t, l, mustMarshal(t, rec)); fast != l.fast {
+		t.Errorf("sample: fast path %v, want %v", fast, l.fast)
+	}
+	quote(rec)
+	if checkSame[T, P](t, l, mustMarshal(t, rec)) {
+		t.Error("a quote in a field took the fast path")
+	}
 }
 
 func TestCSVRowsEqualTheDatedCSV(t *testing.T) {
@@ -160,31 +225,6 @@ func TestCSVRowsEqualTheDatedCSV(t *testing.T) {
 			}
 		})
 	}
-	fr := &events.FundingRate{Ts: 1, TxSig: "sig", TxSigIndex: 0, Slot: 9, MarketIndex: 1, RecordID: "7", Symbol: "SOL-PERP",
-		FundingRate: "-1250", CumulativeFundingRateLong: "99"}
-	if !checkSame[events.FundingRate](t, newCSVLayout[events.FundingRate](), mustMarshal(t, fr)) {
-		t.Fatal("funding rate did not take the fast path")
-	}
-}
-
-func TestAppendCSVRowWritesWhatCSVWriterWrites(t *testing.T) {
-	for _, fields := range [][]string{
-		{},
-		{""},
-		{"a", "b,c", `q"uote`, `""`, "new\nline", "€"},
-	} {
-		var b bytes.Buffer
-		w := httpapi.NewCSVWriter(&b)
-		if err := w.Write(fields); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		if got := appendCSVRow(nil, fields); !bytes.Equal(got, b.Bytes()) {
-			t.Errorf("%q: %q, CSVWriter %q", fields, got, b.Bytes())
-		}
-	}
 }
 
 func FuzzCSVRowMatchesReference(f *testing.F) {
@@ -197,8 +237,9 @@ func FuzzCSVRowMatchesReference(f *testing.F) {
 	})
 }
 
-// BenchmarkCSVRow compares the export's rendering of one stored fill with decoding it (as the dated
-// CSV endpoints do, and with the ingest's strict decoder) and writing CSVRow through httpapi.CSVWriter.
+// BenchmarkCSVRow compares the layout's rendering of one stored fill with decoding it (as the
+// reference path does, and with the ingest's strict decoder) and writing CSVRow through
+// httpapi.CSVWriter.
 func BenchmarkCSVRow(b *testing.B) {
 	record := mustMarshal(b, sampleFill())
 	l := newCSVLayout[events.Fill]()

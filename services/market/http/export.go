@@ -1,7 +1,6 @@
 package http
 
 import (
-	"fmt"
 	"log/slog"
 	nethttp "net/http"
 	"strconv"
@@ -20,9 +19,6 @@ const MaxExportRange = 366 * 24 * 3600
 
 // maxExportTs bounds from and to (9999-12-31T23:59:59Z) so that no bound is past any record.
 const maxExportTs = 253402300799
-
-// exportFlushSize is how much CSV an export buffers before writing it out and flushing.
-const exportFlushSize = 64 << 10
 
 // exportType is one export file type the market service serves.
 type exportType struct {
@@ -47,13 +43,14 @@ type exportType struct {
 //
 // logger receives the failures of exports that had started (there is no answer left to carry them).
 func Exports(api *httpapi.API, store market.Store, exporter market.Exporter, logger *slog.Logger) {
+	layouts := csvLayouts()
 	h := &exports{
 		store:    store,
 		exporter: exporter,
 		logger:   logger,
 		types: map[string]exportType{
-			"market-trades": {market.Trades, anyMarket, newCSVLayout[events.Fill]()},
-			"funding-rates": {market.FundingRates, perpMarket, newCSVLayout[events.FundingRate]()},
+			"market-trades": {market.Trades, anyMarket, layouts[market.Trades]},
+			"funding-rates": {market.FundingRates, perpMarket, layouts[market.FundingRates]},
 		},
 	}
 	api.Handle(nethttp.MethodGet, "/internal/exports/{fileType}", h.export, httpapi.CacheControl("no-store"))
@@ -130,53 +127,16 @@ type exportStream struct {
 	query    market.ExportQuery
 }
 
-// Respond implements httpapi.Responder. Nothing is written until the first record arrives (or the
-// read ends), so that a query that fails at once is still answered as an error.
+// Respond implements httpapi.Responder. Nothing is written until the CSVWriter's buffer first fills
+// (or the read ends), so that a query that fails at once is still answered as an error.
 func (s *exportStream) Respond(w nethttp.ResponseWriter, r *nethttp.Request) error {
-	enc := s.layout.encoder()
-	rc := nethttp.NewResponseController(w)
-	buf := make([]byte, 0, exportFlushSize+8<<10)
-	var rows int64
-	started := false
-	start := func() {
-		httpapi.SetCSVHeaders(w, s.filename)
-		w.Header().Set("Trailer", RecordCountTrailer)
-		w.WriteHeader(nethttp.StatusOK)
-		buf = appendCSVRow(buf, s.layout.header)
-		started = true
-	}
-	flush := func() error {
-		if _, err := w.Write(buf); err != nil {
-			return fmt.Errorf("write export: %w", err)
-		}
-		buf = buf[:0]
-		if err := rc.Flush(); err != nil {
-			return fmt.Errorf("flush export: %w", err)
-		}
-		return nil
-	}
-	err := s.exporter.Export(r.Context(), s.query, func(record []byte) error {
-		if !started {
-			start()
-		}
-		var err error
-		if buf, err = enc.appendRow(buf, record); err != nil {
-			return err
-		}
-		rows++
-		if len(buf) >= exportFlushSize {
-			return flush()
-		}
-		return nil
+	declareTrailer := func(h nethttp.Header) { h.Set("Trailer", RecordCountTrailer) }
+	rows, started, err := writeCSV(w, s.filename, s.layout, declareTrailer, func(emit func([]byte) error) error {
+		return s.exporter.Export(r.Context(), s.query, emit)
 	})
 	if err == nil {
-		if !started {
-			start()
-		}
-		if err = flush(); err == nil {
-			w.Header().Set(RecordCountTrailer, strconv.FormatInt(rows, 10))
-			return nil
-		}
+		w.Header().Set(RecordCountTrailer, strconv.FormatInt(rows, 10))
+		return nil
 	}
 	if !started {
 		return err // answered by the API's wrapper, which logs it

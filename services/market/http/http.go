@@ -3,7 +3,6 @@ package http
 
 import (
 	"encoding/json"
-	"fmt"
 	nethttp "net/http"
 	"time"
 
@@ -17,7 +16,7 @@ const CandleMinTs = 1668470400
 
 // Routes registers every Market route on api.
 func Routes(api *httpapi.API, store market.Store, now func() time.Time) {
-	h := &handlers{api: api, store: store, now: now}
+	h := &handlers{api: api, store: store, now: now, layouts: csvLayouts()}
 	type list struct {
 		series   market.Series
 		def, max int64 // limit query parameter; max 0: fixed page of 20, no limit parameter
@@ -46,9 +45,10 @@ func Routes(api *httpapi.API, store market.Store, now func() time.Time) {
 }
 
 type handlers struct {
-	api   *httpapi.API
-	store market.Store
-	now   func() time.Time
+	api     *httpapi.API
+	store   market.Store
+	now     func() time.Time
+	layouts map[market.Series]*csvLayout
 }
 
 func anyMarket(events.Market) error { return nil }
@@ -151,7 +151,7 @@ func (h *handlers) dated(s market.Series, allowed func(events.Market) error) htt
 			return nil, err
 		}
 		if format == "csv" {
-			return csvOf(s, httpapi.CSVFilename("market", m.Symbol, string(s), label), rows)
+			return &csvPage{filename: httpapi.CSVFilename("market", m.Symbol, string(s), label), layout: h.layouts[s], rows: rows}, nil
 		}
 		return httpapi.RawList{Records: records(rows), Meta: httpapi.NewDatedMeta(total, page, len(rows), end > now.Unix())}, nil
 	}
@@ -215,38 +215,4 @@ func (l candleList) Respond(w nethttp.ResponseWriter, r *nethttp.Request) error 
 	}
 	b = append(b, "]}"...)
 	return httpapi.RawJSON(b).Respond(w, r)
-}
-
-// csvOf renders stored records as CSV in their record type's fixed column order.
-func csvOf(s market.Series, filename string, rows []market.Row) (*httpapi.CSV, error) {
-	switch s {
-	case market.Trades, market.Predictions:
-		return csvRows[events.Fill](filename, rows)
-	case market.FundingRates:
-		return csvRows[events.FundingRate](filename, rows)
-	case market.InsuranceFund:
-		return csvRows[events.InsuranceFund](filename, rows)
-	case market.InsuranceFundStake:
-		return csvRows[events.IFStake](filename, rows)
-	case market.Swaps:
-		return csvRows[events.Swap](filename, rows)
-	case market.Deposits, market.Rewards:
-		return csvRows[events.Deposit](filename, rows)
-	}
-	return nil, fmt.Errorf("no CSV layout for %s", s)
-}
-
-func csvRows[T any, P interface {
-	*T
-	events.CSVRecord
-}](filename string, rows []market.Row) (*httpapi.CSV, error) {
-	out := &httpapi.CSV{Filename: filename, Header: P(new(T)).CSVHeader(), Rows: make([][]string, 0, len(rows))}
-	for _, row := range rows {
-		rec := P(new(T))
-		if err := json.Unmarshal(row.Record, rec); err != nil {
-			return nil, fmt.Errorf("decode stored record %s/%d: %w", row.TxSig, row.TxSigIndex, err)
-		}
-		out.Rows = append(out.Rows, rec.CSVRow())
-	}
-	return out, nil
 }

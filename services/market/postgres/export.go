@@ -112,11 +112,10 @@ func (e *Exporter) query(q market.ExportQuery) (string, []any, error) {
 	table := e.schema + "." + sr.table
 	const order = " ORDER BY ts, tx_sig, tx_sig_index"
 	if q.Symbol == "" {
-		where := "ts >= $1 AND ts <= $2"
-		if sr.every != "" {
-			where = sr.every + " AND " + where
+		if !sr.everyMarket {
+			return "", nil, fmt.Errorf("%s are exported one market at a time", q.Series)
 		}
-		return "SELECT record FROM " + table + " WHERE " + where + order, []any{q.From, q.To}, nil
+		return "SELECT record FROM " + table + " WHERE ts >= $1 AND ts <= $2" + order, []any{q.From, q.To}, nil
 	}
 	args := []any{q.Symbol, q.From, q.To}
 	if len(sr.wheres) == 1 {

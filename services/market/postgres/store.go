@@ -42,34 +42,35 @@ func Tables(schema string) []string {
 }
 
 // series maps a market.Series to its table and the predicates selecting one symbol's rows. Swaps have
-// two predicates (either side of the swap), read as a union of two keyset scans. every selects the
-// series' rows of all markets ("" when that is the whole table), for exports without a market.
+// two predicates (either side of the swap), read as a union of two keyset scans. everyMarket marks
+// the series an export without a market may read, as the whole of its table: only those the export
+// route serves so (trades are every fill, prediction markets' included).
 type series struct {
-	table  string
-	wheres []string // each uses $1 for the symbol
-	every  string
+	table       string
+	wheres      []string // each uses $1 for the symbol
+	everyMarket bool
 }
 
 func seriesOf(s market.Series) (series, error) {
 	switch s {
 	case market.Trades:
-		return series{"fills", []string{"symbol = $1"}, ""}, nil
+		return series{"fills", []string{"symbol = $1"}, true}, nil
 	case market.Predictions:
-		return series{"fills", []string{"symbol = $1"}, "market_type = 'perp' AND symbol LIKE '%" + events.PredictionSuffix + "'"}, nil
+		return series{"fills", []string{"symbol = $1"}, false}, nil
 	case market.FundingRates:
-		return series{"funding_rates", []string{"symbol = $1"}, ""}, nil
+		return series{"funding_rates", []string{"symbol = $1"}, true}, nil
 	case market.InsuranceFund:
-		return series{"insurance_fund", []string{"symbol = $1"}, ""}, nil
+		return series{"insurance_fund", []string{"symbol = $1"}, false}, nil
 	case market.InsuranceFundStake:
-		return series{"if_stakes", []string{"symbol = $1"}, ""}, nil
+		return series{"if_stakes", []string{"symbol = $1"}, false}, nil
 	case market.Swaps:
 		// The second predicate excludes the first's rows so the branches can be joined with UNION ALL
 		// (json has no equality operator, so UNION cannot deduplicate).
-		return series{"swaps", []string{"in_symbol = $1", "out_symbol = $1 AND in_symbol <> $1"}, ""}, nil
+		return series{"swaps", []string{"in_symbol = $1", "out_symbol = $1 AND in_symbol <> $1"}, false}, nil
 	case market.Deposits:
-		return series{"deposits", []string{"symbol = $1 AND category = 'deposit'"}, "category = 'deposit'"}, nil
+		return series{"deposits", []string{"symbol = $1 AND category = 'deposit'"}, false}, nil
 	case market.Rewards:
-		return series{"deposits", []string{"symbol = $1 AND category = 'reward'"}, "category = 'reward'"}, nil
+		return series{"deposits", []string{"symbol = $1 AND category = 'reward'"}, false}, nil
 	}
 	return series{}, fmt.Errorf("unknown series %q", s)
 }
