@@ -2,8 +2,10 @@ package controller_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -11,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tidemark/tidemark/operator/api/v1alpha1"
+	"github.com/tidemark/tidemark/operator/export"
 )
 
 // The API server itself refuses bad specs (schema and CEL rules), with no operator running; the
@@ -121,4 +124,46 @@ func TestAPIServerRefusesSpecChanges(t *testing.T) {
 			t.Errorf("answered %v, want Invalid: cancel cannot be undone", err)
 		}
 	})
+}
+
+// KubeJobs is how the export API will create and list jobs: validated, labelled, newest first.
+func TestKubeJobs(t *testing.T) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "t-"}}
+	if err := k8s.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	jobs := export.KubeJobs{Client: k8s, Namespace: ns.Name}
+	bad := spec()
+	bad.UserPublicKeys = nil
+	if _, err := jobs.Create(context.Background(), bad); !errors.Is(err, export.ErrInvalid) {
+		t.Fatalf("Create(no accounts) = %v, want ErrInvalid", err)
+	}
+	older, err := jobs.Create(context.Background(), spec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // creation timestamps have one-second resolution
+	newer, err := jobs.Create(context.Background(), spec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := spec()
+	other.Authority = account2
+	if _, err := jobs.Create(context.Background(), other); err != nil {
+		t.Fatal(err)
+	}
+	list, err := jobs.List(context.Background(), authority)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2 || list[0].Name != newer.Name || list[1].Name != older.Name {
+		names := []string{}
+		for _, j := range list {
+			names = append(names, j.Name)
+		}
+		t.Errorf("List = %v, want [%s %s]", names, newer.Name, older.Name)
+	}
+	if newer.Labels[v1alpha1.AuthorityLabel] != authority {
+		t.Errorf("labels %v", newer.Labels)
+	}
 }
