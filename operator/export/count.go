@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"sync/atomic"
+
+	"github.com/tidemark/tidemark/platform/exportstream"
 )
 
 // countingReader passes a CSV stream through, counting its bytes and records (rows after the
@@ -62,7 +64,7 @@ func (c *countingReader) verify() error {
 	}
 	n, ok := c.declared()
 	if !ok {
-		return fmt.Errorf("export stream ended without its %s trailer after %d records (cut short)", RecordCountTrailer, c.records())
+		return fmt.Errorf("export stream ended without its %s trailer after %d records (cut short)", exportstream.RecordCountTrailer, c.records())
 	}
 	if n != c.records() {
 		return fmt.Errorf("export stream declared %d records but carried %d", n, c.records())

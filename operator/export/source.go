@@ -12,11 +12,8 @@ import (
 	"strings"
 
 	"github.com/tidemark/tidemark/operator/api/v1alpha1"
+	"github.com/tidemark/tidemark/platform/exportstream"
 )
-
-// RecordCountTrailer is the HTTP trailer in which a service's export endpoint declares how many
-// records it sent. A body without it was cut short, whatever the transport says.
-const RecordCountTrailer = "Tidemark-Record-Count"
 
 // ErrPermanent marks failures that a retry cannot fix (the service rejected the request, or no
 // service serves the file type); the job fails at once instead of backing off.
@@ -96,7 +93,7 @@ func (s HTTPSource) Open(ctx context.Context, spec v1alpha1.ExportJobSpec) (*Str
 	if spec.Market != nil {
 		q.Set("market", *spec.Market)
 	}
-	u := base + "/internal/exports/" + url.PathEscape(string(spec.FileType)) + "?" + q.Encode()
+	u := base + exportstream.PathPrefix + url.PathEscape(string(spec.FileType)) + "?" + q.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, fmt.Errorf("build export request: %w", err)
@@ -122,7 +119,7 @@ func (s HTTPSource) Open(ctx context.Context, spec v1alpha1.ExportJobSpec) (*Str
 	return &Stream{
 		Body: resp.Body,
 		Declared: func() (int64, bool) {
-			v := resp.Trailer.Get(RecordCountTrailer)
+			v := resp.Trailer.Get(exportstream.RecordCountTrailer)
 			n, err := strconv.ParseInt(v, 10, 64)
 			return n, err == nil && n >= 0
 		},

@@ -15,6 +15,7 @@ import (
 	"github.com/tidemark/tidemark/operator/api/v1alpha1"
 	"github.com/tidemark/tidemark/operator/export"
 	"github.com/tidemark/tidemark/operator/local"
+	"github.com/tidemark/tidemark/platform/exportstream"
 	"github.com/tidemark/tidemark/platform/objstore"
 	"github.com/tidemark/tidemark/platform/objstore/miniotest"
 )
@@ -132,7 +133,7 @@ func readEndpoint(b *testing.B, base string, from, to int64) (rows, size int64, 
 			b.Fatal(err)
 		}
 	}
-	if resp.Trailer.Get(export.RecordCountTrailer) == "" {
+	if resp.Trailer.Get(exportstream.RecordCountTrailer) == "" {
 		b.Fatal("the export route sent no record count")
 	}
 	return rows - 1, size, time.Since(start)

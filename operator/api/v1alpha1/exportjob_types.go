@@ -2,6 +2,8 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tidemark/tidemark/platform/exportstream"
 )
 
 // AuthorityLabel carries spec.authority so that one authority's jobs can be listed with a label
@@ -23,8 +25,9 @@ var FileTypes = []FileType{
 // +kubebuilder:validation:MaxLength=44
 type PublicKey string
 
-// MaxRangeSeconds bounds to - from: one export covers at most 366 days.
-const MaxRangeSeconds = 366 * 24 * 3600
+// MaxRangeSeconds bounds to - from: one export covers at most 366 days (the CEL rule on the spec
+// spells the same number).
+const MaxRangeSeconds = exportstream.MaxRangeSeconds
 
 // ExportJobSpec is what to export. Everything but cancel is immutable once created.
 //

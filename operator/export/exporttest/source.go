@@ -14,6 +14,7 @@ import (
 
 	"github.com/tidemark/tidemark/operator/api/v1alpha1"
 	"github.com/tidemark/tidemark/operator/export"
+	"github.com/tidemark/tidemark/platform/exportstream"
 )
 
 // Server streams Rows generated rows for every file type.
@@ -81,7 +82,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "database unavailable", http.StatusInternalServerError)
 		return
 	}
-	w.Header().Set("Trailer", export.RecordCountTrailer)
+	w.Header().Set("Trailer", exportstream.RecordCountTrailer)
 	w.Header().Set("Content-Type", "text/csv")
 	fmt.Fprint(w, `"ts","txSig","n"`+"\n")
 	for i := range s.Rows {
@@ -98,7 +99,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	w.Header().Set(export.RecordCountTrailer, strconv.Itoa(s.Rows))
+	w.Header().Set(exportstream.RecordCountTrailer, strconv.Itoa(s.Rows))
 }
 
 // CSV is what s sends for its rows.

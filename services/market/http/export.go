@@ -6,16 +6,10 @@ import (
 	"strconv"
 
 	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/platform/exportstream"
 	"github.com/tidemark/tidemark/platform/httpapi"
 	"github.com/tidemark/tidemark/services/market"
 )
-
-// RecordCountTrailer is the HTTP trailer in which an export declares how many records (rows after the
-// header) it sent. The operator treats an export without it as cut short.
-const RecordCountTrailer = "Tidemark-Record-Count"
-
-// MaxExportRange bounds to - from of one export: 366 days, the operator's limit.
-const MaxExportRange = 366 * 24 * 3600
 
 // maxExportTs bounds from and to (9999-12-31T23:59:59Z) so that no bound is past any record.
 const maxExportTs = 253402300799
@@ -53,7 +47,7 @@ func Exports(api *httpapi.API, store market.Store, exporter market.Exporter, log
 			"funding-rates": {market.FundingRates, perpMarket, layouts[market.FundingRates]},
 		},
 	}
-	api.Handle(nethttp.MethodGet, "/internal/exports/{fileType}", h.export, httpapi.CacheControl("no-store"))
+	api.Handle(nethttp.MethodGet, exportstream.PathPrefix+"{fileType}", h.export, httpapi.CacheControl("no-store"))
 }
 
 type exports struct {
@@ -111,7 +105,7 @@ func exportRange(r *nethttp.Request) (from, to int64, err error) {
 	if from > to {
 		return 0, 0, httpapi.Errorf(httpapi.Invalid, "from must not be after to")
 	}
-	if to-from > MaxExportRange {
+	if to-from > exportstream.MaxRangeSeconds {
 		return 0, 0, httpapi.Errorf(httpapi.Invalid, "the range from..to may span at most 366 days")
 	}
 	return from, to, nil
@@ -130,12 +124,12 @@ type exportStream struct {
 // Respond implements httpapi.Responder. Nothing is written until the CSVWriter's buffer first fills
 // (or the read ends), so that a query that fails at once is still answered as an error.
 func (s *exportStream) Respond(w nethttp.ResponseWriter, r *nethttp.Request) error {
-	declareTrailer := func(h nethttp.Header) { h.Set("Trailer", RecordCountTrailer) }
+	declareTrailer := func(h nethttp.Header) { h.Set("Trailer", exportstream.RecordCountTrailer) }
 	rows, started, err := writeCSV(w, s.filename, s.layout, declareTrailer, func(emit func([]byte) error) error {
 		return s.exporter.Export(r.Context(), s.query, emit)
 	})
 	if err == nil {
-		w.Header().Set(RecordCountTrailer, strconv.FormatInt(rows, 10))
+		w.Header().Set(exportstream.RecordCountTrailer, strconv.FormatInt(rows, 10))
 		return nil
 	}
 	if !started {

@@ -16,9 +16,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/tidemark/tidemark/platform/exportstream"
 	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/pg/pgtest"
-	markethttp "github.com/tidemark/tidemark/services/market/http"
 	"github.com/tidemark/tidemark/services/market/service"
 )
 
@@ -148,7 +148,7 @@ func exportRows(b *testing.B, client *http.Client, url string) int64 {
 	if err != nil {
 		b.Fatalf("read export: %v", err)
 	}
-	if got := resp.Trailer.Get(markethttp.RecordCountTrailer); got != strconv.Itoa(benchExportFills) {
+	if got := resp.Trailer.Get(exportstream.RecordCountTrailer); got != strconv.Itoa(benchExportFills) {
 		b.Fatalf("export declared %q records, want %d", got, benchExportFills)
 	}
 	return n

@@ -19,7 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tidemark/tidemark/platform/events"
-	markethttp "github.com/tidemark/tidemark/services/market/http"
+	"github.com/tidemark/tidemark/platform/exportstream"
 	"github.com/tidemark/tidemark/services/market/postgres"
 )
 
@@ -224,8 +224,8 @@ func TestExportsEqualTheDatedCSV(t *testing.T) {
 			if string(got.body) != exp {
 				t.Fatalf("export:\n%s\nwant the dated rows:\n%s", got.body, exp)
 			}
-			if tr := got.trailer.Get(markethttp.RecordCountTrailer); tr != strconv.Itoa(c.records) {
-				t.Fatalf("trailer %s = %q, want %d", markethttp.RecordCountTrailer, tr, c.records)
+			if tr := got.trailer.Get(exportstream.RecordCountTrailer); tr != strconv.Itoa(c.records) {
+				t.Fatalf("trailer %s = %q, want %d", exportstream.RecordCountTrailer, tr, c.records)
 			}
 		})
 	}
@@ -320,7 +320,7 @@ func TestExportAbortsWhenTheDatabaseFails(t *testing.T) {
 	if err == nil {
 		t.Fatalf("the body ended cleanly after %d more bytes", n)
 	}
-	if v := resp.Trailer.Get(markethttp.RecordCountTrailer); v != "" {
+	if v := resp.Trailer.Get(exportstream.RecordCountTrailer); v != "" {
 		t.Fatalf("a cut-short export declared %s records", v)
 	}
 }

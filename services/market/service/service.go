@@ -17,6 +17,7 @@ import (
 
 	"github.com/tidemark/tidemark/api"
 	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/platform/exportstream"
 	"github.com/tidemark/tidemark/platform/httpapi"
 	"github.com/tidemark/tidemark/platform/ingest"
 	"github.com/tidemark/tidemark/platform/kafka"
@@ -151,7 +152,7 @@ func (s *Service) Handler() http.Handler { return s.api.Handler() }
 // RegisterInternal adds the service's internal routes (export streaming, GET
 // /internal/exports/{fileType}) to mux, the internal port's mux of app.InternalMux.
 func (s *Service) RegisterInternal(mux *http.ServeMux) {
-	mux.Handle("GET /internal/exports/{fileType}", s.internal.Handler())
+	mux.Handle("GET "+exportstream.PathPrefix+"{fileType}", s.internal.Handler())
 }
 
 // Ready reports whether the service can serve fresh data.
