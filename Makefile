@@ -1,6 +1,7 @@
 # Every target works from a fresh clone: scripts/deps installs what the machine lacks.
 MODULES := $(shell go list -f '{{.Dir}}' -m)
 GO_TEST_FLAGS ?= -count=1 -timeout 20m
+CONTROLLER_GEN := sigs.k8s.io/controller-tools/cmd/controller-gen@v0.17.3
 
 .PHONY: run test bench lint deps testbed generate
 
@@ -16,8 +17,11 @@ test: deps testbed lint
 bench: deps testbed
 	go test -run '^$$' -bench . -benchtime 1x -timeout 60m -v ./tools/bench/
 
-## lint: gofmt and go vet over every module of the workspace
+## lint: gofmt and go vet over every module of the workspace, and the CRD as the Go types generate it
 lint:
+	@tmp=$$(mktemp -d) && cd operator && GOWORK=off go run $(CONTROLLER_GEN) crd:crdVersions=v1 paths=./api/... \
+		output:crd:artifacts:config=$$tmp && diff -r $$tmp config/crd >/dev/null \
+		|| { echo "operator/config/crd is stale: run make generate"; rm -rf $$tmp; exit 1; }; rm -rf $$tmp
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	go vet $(addsuffix /...,$(MODULES))
 
@@ -30,5 +34,5 @@ testbed:
 
 ## generate: the ExportJob CRD and deep-copy code from the Go types in operator/api
 generate:
-	cd operator && GOWORK=off go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.17.3 \
-		object paths=./api/... crd:crdVersions=v1 output:crd:artifacts:config=config/crd
+	cd operator && GOWORK=off go run $(CONTROLLER_GEN) object paths=./api/... crd:crdVersions=v1 \
+		output:crd:artifacts:config=config/crd
