@@ -3,19 +3,14 @@ package ingest
 import (
 	"bytes"
 	"context"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"math"
-	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/tidemark/tidemark/platform/pg"
 )
@@ -23,11 +18,14 @@ import (
 // Table inserts records of type T into one table, skipping those whose natural key is already
 // there, and tells which ones were new.
 //
-// Row returns the values of Columns for one record. They travel in COPY's text format: nil,
-// strings and named string kinds (events.Amount), integers, floats, bools and pointers to them
-// are written directly (so a decimal string goes into a numeric column without the big.Int
-// detour of pgx's binary numeric encoding); any other value goes through pgx's text encoding
-// for the column's type. Key columns must be NOT NULL (they form the table's unique key).
+// Row returns the values of Columns for one record. When every column is of a type the binary
+// encoder knows (see binaryKinds: integers, text, json, jsonb, bool, floats, numeric) they travel
+// in COPY's binary format, which Postgres parses more cheaply than text; otherwise in COPY's text
+// format. Either way a value is accepted if its text rendering is: nil, strings and named string
+// kinds (events.Amount), integers, floats, bools and pointers to them are rendered directly (so
+// a decimal string goes into a numeric column without the big.Int detour of pgx's numeric
+// encoding); any other value goes through pgx's text encoding for the column's type. Key
+// columns must be NOT NULL (they form the table's unique key).
 type Table[T any] struct {
 	Name    string   // "schema.table"
 	Columns []string // columns written, in Row order
@@ -56,8 +54,8 @@ func (t Table[T]) Insert(ctx context.Context, tx pgx.Tx, recs []T) (inserted []T
 	if err != nil {
 		return nil, err
 	}
-	enc := copyEncoder{m: tx.Conn().TypeMap(), oids: oids}
-	if err := encodeRows(&enc, recs, t.Row); err != nil {
+	enc := newCopyEncoder(tx.Conn().TypeMap(), oids)
+	if err := encodeRows(enc, recs, t.Row); err != nil {
 		return nil, fmt.Errorf("ingest: %s: %w", t.Name, err)
 	}
 	cols := make([]string, len(t.Columns))
@@ -70,7 +68,7 @@ func (t Table[T]) Insert(ctx context.Context, tx pgx.Tx, recs []T) (inserted []T
 	if _, err := tx.Exec(ctx, "SAVEPOINT tidemark_insert"); err != nil {
 		return nil, fmt.Errorf("ingest: %s: savepoint: %w", t.Name, err)
 	}
-	_, err = pgConn.CopyFrom(ctx, bytes.NewReader(enc.buf), "COPY "+target.Sanitize()+" ("+colList+") FROM STDIN")
+	_, err = pgConn.CopyFrom(ctx, bytes.NewReader(enc.data()), "COPY "+target.Sanitize()+" ("+colList+") FROM STDIN"+enc.options())
 	if err == nil {
 		if _, err := tx.Exec(ctx, "RELEASE SAVEPOINT tidemark_insert"); err != nil {
 			return nil, fmt.Errorf("ingest: %s: release savepoint: %w", t.Name, err)
@@ -84,7 +82,7 @@ func (t Table[T]) Insert(ctx context.Context, tx pgx.Tx, recs []T) (inserted []T
 	if _, err := tx.Exec(ctx, "ROLLBACK TO SAVEPOINT tidemark_insert"); err != nil {
 		return nil, fmt.Errorf("ingest: %s: rollback to savepoint: %w", t.Name, err)
 	}
-	return t.insertStaged(ctx, tx, schema, name, colList, &enc, recs)
+	return t.insertStaged(ctx, tx, schema, name, colList, enc, recs)
 }
 
 // insertStaged is the general path for batches holding known or repeated keys.
@@ -110,7 +108,7 @@ func (t Table[T]) insertStaged(ctx context.Context, tx pgx.Tx, schema, name, col
 	if _, err := tx.Exec(ctx, create); err != nil {
 		return nil, fmt.Errorf("ingest: %s: create staging table: %w", t.Name, err)
 	}
-	_, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(enc.withOrdinals()), "COPY "+stage+" ("+colList+", _ord) FROM STDIN")
+	_, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(enc.withOrdinals()), "COPY "+stage+" ("+colList+", _ord) FROM STDIN"+enc.options())
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %s: copy %d rows to staging: %w", t.Name, len(recs), err)
 	}
@@ -187,146 +185,4 @@ WHERE attrelid = $1::regclass AND attname = ANY($2) AND attnum > 0 AND NOT attis
 		oids[i] = o
 	}
 	return oids, nil
-}
-
-// copyEncoder renders rows in COPY's text format.
-type copyEncoder struct {
-	m       *pgtype.Map
-	oids    []uint32
-	buf     []byte
-	ends    []int // end offset of each row, after its '\n'
-	scratch []byte
-}
-
-// encodeRows renders every record's Row; it checks the value count once per row.
-func encodeRows[T any](e *copyEncoder, recs []T, row func(T) []any) error {
-	e.buf = make([]byte, 0, len(recs)*64*len(e.oids)/4)
-	e.ends = make([]int, 0, len(recs))
-	for r, rec := range recs {
-		vals := row(rec)
-		if len(vals) != len(e.oids) {
-			return fmt.Errorf("row %d has %d values for %d columns", r, len(vals), len(e.oids))
-		}
-		for i, v := range vals {
-			if i > 0 {
-				e.buf = append(e.buf, '\t')
-			}
-			if err := e.appendValue(i, v); err != nil {
-				return fmt.Errorf("row %d column %d: %w", r, i, err)
-			}
-		}
-		e.buf = append(e.buf, '\n')
-		e.ends = append(e.ends, len(e.buf))
-	}
-	return nil
-}
-
-// withOrdinals returns the rows with a last column holding each row's index.
-func (e *copyEncoder) withOrdinals() []byte {
-	out := make([]byte, 0, len(e.buf)+len(e.ends)*6)
-	start := 0
-	for i, end := range e.ends {
-		out = append(out, e.buf[start:end-1]...)
-		out = append(out, '\t')
-		out = strconv.AppendInt(out, int64(i), 10)
-		out = append(out, '\n')
-		start = end
-	}
-	return out
-}
-
-// appendValue writes v for column i, escaped for COPY text.
-func (e *copyEncoder) appendValue(i int, v any) error {
-	switch x := v.(type) {
-	case nil:
-		e.buf = append(e.buf, `\N`...)
-	case string:
-		e.buf = appendEscaped(e.buf, x)
-	case int64:
-		e.buf = strconv.AppendInt(e.buf, x, 10)
-	case int:
-		e.buf = strconv.AppendInt(e.buf, int64(x), 10)
-	case int32:
-		e.buf = strconv.AppendInt(e.buf, int64(x), 10)
-	case uint64:
-		e.buf = strconv.AppendUint(e.buf, x, 10)
-	case float64:
-		e.buf = appendFloat(e.buf, x, 64)
-	case float32:
-		e.buf = appendFloat(e.buf, float64(x), 32)
-	case bool:
-		if x {
-			e.buf = append(e.buf, 't')
-		} else {
-			e.buf = append(e.buf, 'f')
-		}
-	case driver.Valuer, []byte:
-		return e.appendPgx(i, v)
-	default:
-		rv := reflect.ValueOf(v)
-		switch rv.Kind() {
-		case reflect.String: // events.Amount and other named strings
-			e.buf = appendEscaped(e.buf, rv.String())
-		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-			e.buf = strconv.AppendInt(e.buf, rv.Int(), 10)
-		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-			e.buf = strconv.AppendUint(e.buf, rv.Uint(), 10)
-		case reflect.Pointer:
-			if rv.IsNil() {
-				e.buf = append(e.buf, `\N`...)
-				return nil
-			}
-			return e.appendValue(i, rv.Elem().Interface())
-		default:
-			return e.appendPgx(i, v)
-		}
-	}
-	return nil
-}
-
-// appendPgx uses pgx's text encoding for the column's type (time, bytea, json, arrays, pgtype...).
-func (e *copyEncoder) appendPgx(i int, v any) error {
-	out, err := e.m.Encode(e.oids[i], pgtype.TextFormatCode, v, e.scratch[:0])
-	if err != nil {
-		return fmt.Errorf("encode %T: %w", v, err)
-	}
-	if out == nil {
-		e.buf = append(e.buf, `\N`...)
-		return nil
-	}
-	e.scratch = out
-	e.buf = appendEscaped(e.buf, string(out))
-	return nil
-}
-
-func appendFloat(b []byte, f float64, bits int) []byte {
-	switch {
-	case math.IsInf(f, 1):
-		return append(b, "Infinity"...)
-	case math.IsInf(f, -1):
-		return append(b, "-Infinity"...)
-	}
-	return strconv.AppendFloat(b, f, 'g', -1, bits) // "NaN" for NaN; every type we target accepts exponents
-}
-
-// appendEscaped escapes the characters COPY text gives a meaning to.
-func appendEscaped(b []byte, s string) []byte {
-	if !strings.ContainsAny(s, "\\\t\n\r") {
-		return append(b, s...)
-	}
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '\\':
-			b = append(b, `\\`...)
-		case '\t':
-			b = append(b, `\t`...)
-		case '\n':
-			b = append(b, `\n`...)
-		case '\r':
-			b = append(b, `\r`...)
-		default:
-			b = append(b, c)
-		}
-	}
-	return b
 }
