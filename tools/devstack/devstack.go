@@ -246,6 +246,8 @@ tidemark is running at %[1]s
   postgres: %[2]s
   kafka:    %[3]s
   metrics:  %[4]s/metrics   readiness: %[4]s/readyz
+  exports:  market-trades and funding-rates jobs run in-process (the operator's state machine);
+            files land in ./.data/exports and download from %[1]s/downloads/ with signed URLs
 
 History is being backfilled, then the simulator goes live. Ctrl-C stops everything.
 `, base, pgURL, brokers, internal)
