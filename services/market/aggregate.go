@@ -1,6 +1,7 @@
 package market
 
 import (
+	"cmp"
 	"math"
 	"math/big"
 	"slices"
@@ -68,9 +69,9 @@ func Aggregate(trades []Trade) []*Delta {
 	slices.SortStableFunc(order, func(a, b int) int {
 		ta, tb := &trades[a], &trades[b]
 		if ta.Ts != tb.Ts {
-			return cmpInt(ta.Ts, tb.Ts)
+			return cmp.Compare(ta.Ts, tb.Ts)
 		}
-		return cmpInt(ta.FillRecordID, tb.FillRecordID)
+		return cmp.Compare(ta.FillRecordID, tb.FillRecordID)
 	})
 	type key struct {
 		symbol string
@@ -116,17 +117,7 @@ func Aggregate(trades []Trade) []*Delta {
 		if a.Resolution != b.Resolution {
 			return resRank[a.Resolution] - resRank[b.Resolution]
 		}
-		return cmpInt(a.Ts, b.Ts)
+		return cmp.Compare(a.Ts, b.Ts)
 	})
 	return out
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -309,7 +310,7 @@ func (g *minuteGen) deposits() {
 	for _, ts := range g.seconds(rng, g.count(rng, rewardsPerFill)) {
 		all = append(all, dep{ts, true})
 	}
-	slices.SortStableFunc(all, func(a, b dep) int { return cmpInt(a.ts, b.ts) })
+	slices.SortStableFunc(all, func(a, b dep) int { return cmp.Compare(a.ts, b.ts) })
 	seq := map[int]int{}
 	for _, d := range all {
 		a := s.pop.pick(rng)

@@ -12,6 +12,7 @@
 package sim
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -208,7 +209,7 @@ func (s *Simulator) minute(m int64) []item {
 	g.ifStakes()
 	g.lpMintRedeem()
 	g.liquidations()
-	slices.SortStableFunc(g.items, func(a, b item) int { return cmpInt(a.ts, b.ts) })
+	slices.SortStableFunc(g.items, func(a, b item) int { return cmp.Compare(a.ts, b.ts) })
 	s.cachedMinute, s.minuteItems = m, g.items
 	return g.items
 }
@@ -226,7 +227,7 @@ func (s *Simulator) hour(h int64) []item {
 	g.insuranceFund()
 	g.vaults()
 	g.snapshots()
-	slices.SortStableFunc(g.items, func(a, b item) int { return cmpInt(a.ts, b.ts) })
+	slices.SortStableFunc(g.items, func(a, b item) int { return cmp.Compare(a.ts, b.ts) })
 	s.cachedHour, s.hourItems = h, g.items
 	return g.items
 }
@@ -332,14 +333,4 @@ func priceInt(p float64) int64 { return max(1, int64(math.Round(p*events.PricePr
 // units converts a float amount in whole units to an integer amount with the given precision.
 func units(v float64, precision float64) events.Amount {
 	return events.NewAmount(int64(math.Round(v * precision)))
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
