@@ -2,7 +2,6 @@ package export
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/tidemark/tidemark/operator/api/v1alpha1"
 	"github.com/tidemark/tidemark/platform/exportstream"
+	"github.com/tidemark/tidemark/platform/httpapi"
 )
 
 // ErrPermanent marks failures that a retry cannot fix (the service rejected the request, or no
@@ -129,11 +129,8 @@ func (s HTTPSource) Open(ctx context.Context, spec v1alpha1.ExportJobSpec) (*Str
 // serviceMessage is the message of a {success:false,message} answer, or the start of the body.
 func serviceMessage(r io.Reader) string {
 	b, _ := io.ReadAll(io.LimitReader(r, 4<<10))
-	var body struct {
-		Message string `json:"message"`
-	}
-	if json.Unmarshal(b, &body) == nil && body.Message != "" {
-		return body.Message
+	if msg, ok := httpapi.ErrorMessage(b); ok {
+		return msg
 	}
 	return strings.TrimSpace(string(b))
 }

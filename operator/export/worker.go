@@ -1,10 +1,11 @@
 package export
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -137,9 +138,17 @@ func (m *Machine) attempt(ctx context.Context, w *worker, job *v1alpha1.ExportJo
 		"bytes":    strconv.FormatInt(size, 10),
 		"ready-at": strconv.FormatInt(readyAt.UnixNano(), 10),
 	}
-	body := fmt.Sprintf(`{"objectKey":%q,"records":%d,"bytes":%d,"readyAt":%q}`+"\n",
-		key, records, size, readyAt.UTC().Format(time.RFC3339Nano))
-	if _, err := m.store.Put(ctx, manifestKey(job), strings.NewReader(body), objstore.PutOptions{
+	// The metadata is what a restart reads; the body is for people browsing the bucket.
+	body, err := json.Marshal(struct {
+		ObjectKey string    `json:"objectKey"`
+		Records   int64     `json:"records"`
+		Bytes     int64     `json:"bytes"`
+		ReadyAt   time.Time `json:"readyAt"`
+	}{key, records, size, readyAt.UTC()})
+	if err != nil {
+		return outcome{err: fmt.Errorf("encode manifest of %s: %w", key, err)}
+	}
+	if _, err := m.store.Put(ctx, manifestKey(job), bytes.NewReader(body), objstore.PutOptions{
 		ContentType: "application/json", Metadata: meta,
 	}); err != nil {
 		return outcome{err: fmt.Errorf("store manifest of %s: %w", key, err)}

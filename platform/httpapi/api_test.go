@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -398,5 +399,19 @@ func TestDecodeJSON(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// ErrorMessage reads back what WriteError writes, and nothing else.
+func TestErrorMessage(t *testing.T) {
+	rec := httptest.NewRecorder()
+	httpapi.WriteError(rec, httptest.NewRequest(http.MethodGet, "/x", nil), httpapi.Errorf(httpapi.Invalid, `bad "from"`), nil)
+	if msg, ok := httpapi.ErrorMessage(rec.Body.Bytes()); !ok || msg != `bad "from"` {
+		t.Errorf("ErrorMessage(WriteError) = %q, %v", msg, ok)
+	}
+	for _, body := range []string{``, `oops`, `{"success":true,"message":"x"}`, `{"success":false}`, `{"records":[]}`} {
+		if msg, ok := httpapi.ErrorMessage([]byte(body)); ok {
+			t.Errorf("ErrorMessage(%s) = %q, true", body, msg)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -82,6 +83,16 @@ func CodeOf(err error) Code {
 type errorBody struct {
 	Success bool   `json:"success"`
 	Message string `json:"message"`
+}
+
+// ErrorMessage reads the message of an error answer written by WriteError (one service calling
+// another's internal endpoint); ok is false when body is no such envelope.
+func ErrorMessage(body []byte) (msg string, ok bool) {
+	var e errorBody
+	if json.Unmarshal(body, &e) != nil || e.Success || e.Message == "" {
+		return "", false
+	}
+	return e.Message, true
 }
 
 // WriteError answers err as `{"success":false,"message":...}` with the status of its Code and

@@ -143,12 +143,8 @@ func readEndpoint(b *testing.B, base string, from, to int64) (rows, size int64, 
 // time from creation to Ready.
 func runExport(b *testing.B, store objstore.Store, source string, from, to int64) (*v1alpha1.ExportJob, time.Duration) {
 	b.Helper()
-	endpoints, err := export.ParseEndpoints("market-trades=" + source)
-	if err != nil {
-		b.Fatal(err)
-	}
 	runner, err := local.New(export.Config{}, export.Deps{
-		Store: store, Source: export.HTTPSource{Endpoints: endpoints, Client: &http.Client{}},
+		Store: store, Source: export.HTTPSource{Endpoints: map[v1alpha1.FileType]string{"market-trades": source}, Client: &http.Client{}},
 		Logger: slog.New(slog.DiscardHandler),
 	}, nil)
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -52,14 +51,7 @@ func startExports(g *app.Group, o exportOptions) (*exports, error) {
 	if err != nil {
 		return nil, fmt.Errorf("export store: %w", err)
 	}
-	var pairs []string
-	for _, ft := range []v1alpha1.FileType{"market-trades", "funding-rates"} {
-		pairs = append(pairs, string(ft)+"="+o.sources)
-	}
-	endpoints, err := export.ParseEndpoints(strings.Join(pairs, ","))
-	if err != nil {
-		return nil, err
-	}
+	endpoints := map[v1alpha1.FileType]string{"market-trades": o.sources, "funding-rates": o.sources}
 	runner, err := local.New(export.Config{}, export.Deps{
 		Store: store, Source: export.HTTPSource{Endpoints: endpoints, Client: &http.Client{}}, Logger: o.logger,
 	}, o.registry)
