@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -58,9 +57,9 @@ func (e *Exporter) connect(ctx context.Context) (*pgx.Conn, error) {
 // snapshot). Monthly partitions are ranges of ts, so for ORDER BY (ts, tx_sig, tx_sig_index) the
 // planner appends the partitions in order, each read in key order through its primary key (or its
 // (symbol, ts, ...) index for one market), and prunes the months outside [From, To]: no sort, and
-// the first row leaves at once (see NewExporter for the settings that keep it so). pgx reads the result as the server sends it, one message at a time,
-// and TCP flow control keeps the server from running ahead of the client, so memory stays flat
-// without a cursor's round trips.
+// the first row leaves at once (see NewExporter for the settings that keep it so). pgx reads the
+// result as the server sends it, one message at a time, and TCP flow control keeps the server from
+// running ahead of the client, so memory stays flat without a cursor's round trips.
 func (e *Exporter) Export(ctx context.Context, q market.ExportQuery, emit func(record []byte) error) error {
 	sql, args, err := e.query(q)
 	if err != nil {
@@ -117,13 +116,10 @@ func (e *Exporter) query(q market.ExportQuery) (string, []any, error) {
 		}
 		return "SELECT record FROM " + table + " WHERE ts >= $1 AND ts <= $2" + order, []any{q.From, q.To}, nil
 	}
-	args := []any{q.Symbol, q.From, q.To}
-	if len(sr.wheres) == 1 {
-		return "SELECT record FROM " + table + " WHERE " + sr.wheres[0] + " AND ts >= $2 AND ts <= $3" + order, args, nil
+	if len(sr.wheres) != 1 {
+		// Swaps (a market on either side) are not an export type; their union would not stream in order.
+		return "", nil, fmt.Errorf("%s are not exported", q.Series)
 	}
-	branches := make([]string, len(sr.wheres))
-	for i, w := range sr.wheres {
-		branches[i] = "SELECT " + keyCols + " FROM " + table + " WHERE " + w + " AND ts >= $2 AND ts <= $3"
-	}
-	return "SELECT record FROM (" + strings.Join(branches, " UNION ALL ") + ") u" + order, args, nil
+	return "SELECT record FROM " + table + " WHERE " + sr.wheres[0] + " AND ts >= $2 AND ts <= $3" + order,
+		[]any{q.Symbol, q.From, q.To}, nil
 }
