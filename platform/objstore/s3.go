@@ -280,15 +280,20 @@ func (s *S3) Delete(ctx context.Context, key string) error {
 }
 
 // URL implements Store with a presigned GET URL. S3 counts the lifetime in whole seconds from the
-// signing time, so the URL may stop working up to a second before expires, never after.
+// signing second, so the URL ends within a second of expires.
 func (s *S3) URL(ctx context.Context, key string, expires time.Time) (string, error) {
 	if err := ValidateKey(key); err != nil {
 		return "", err
 	}
-	d, err := urlLifetime(time.Now(), expires)
-	if err != nil {
+	now := time.Now()
+	if _, err := urlLifetime(now, expires); err != nil {
 		return "", err
 	}
+	// The server ends the URL at its signing second (now, truncated) plus whole seconds. Counting
+	// them between the truncated times makes it end at expires' second, not up to 2 s earlier as
+	// truncating the duration did (which expired short URLs at once). Should the signature fall in
+	// the next second, the URL outlives expires by under a second.
+	d := time.Duration(expires.Unix()-now.Unix()) * time.Second
 	u, err := s.presign.PresignedGetObject(ctx, s.bucket, key, d, nil)
 	if err != nil {
 		return "", fmt.Errorf("objstore: presign %s: %w", key, err)
