@@ -1,9 +1,12 @@
 package market_test
 
 import (
+	"cmp"
 	"encoding/json"
-	"math/big"
+	"math/rand/v2"
 	"reflect"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -95,7 +98,7 @@ func TestTradeOf(t *testing.T) {
 	}
 	// A short (negative base) still trades at a positive price.
 	tr = trade(t, 100, "8", "-375000000", "-2500000000", "149900000")
-	if tr.Price != 150 || tr.Base.Cmp(big.NewInt(2500000000)) != 0 {
+	if tr.Price != 150 || tr.Base.String() != "2500000000" {
 		t.Fatalf("got %+v", tr)
 	}
 	if _, ok := market.TradeOf("SOL-PERP", 1, "1", "1", "0", "1"); ok {
@@ -202,6 +205,125 @@ func TestCandleAppendJSONMatchesEncodingJSON(t *testing.T) {
 		}
 		if got := c.AppendJSON(nil); string(got) != string(want) {
 			t.Errorf("value %g:\n got %s\nwant %s", v, got, want)
+		}
+	}
+}
+
+func TestParseVolume(t *testing.T) {
+	tests := []struct {
+		in   string
+		want string
+		ok   bool
+	}{
+		{"0", "0", true},
+		{"2500000000", "2500000000", true},
+		{"-2500000000", "2500000000", true},
+		{"18446744073709551615", "18446744073709551615", true},  // max uint64
+		{"-18446744073709551616", "18446744073709551616", true}, // one past: big
+		{"123456789012345678901234567890", "123456789012345678901234567890", true},
+		{"", "", false},
+		{"-", "", false},
+		{"+5", "", false},
+		{"--5", "", false},
+		{"1.5", "", false},
+		{"1_000", "", false},
+		{"99999999999999999999x", "", false},
+	}
+	for _, tc := range tests {
+		v, ok := market.ParseVolume(tc.in)
+		if ok != tc.ok || ok && v.String() != tc.want {
+			t.Errorf("ParseVolume(%q) = %s, %v; want %s, %v", tc.in, v, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestVolumeAddCarriesIntoBig(t *testing.T) {
+	max64, _ := market.ParseVolume("18446744073709551615")
+	one, _ := market.ParseVolume("1")
+	var v market.Volume
+	v.Add(max64)
+	v.Add(one)
+	if v.String() != "18446744073709551616" {
+		t.Fatalf("max uint64 + 1 = %s", v)
+	}
+	v.Add(max64)
+	if v.String() != "36893488147419103231" || v.Float64() != 36893488147419103231.0 {
+		t.Fatalf("sum %s (%g)", v, v.Float64())
+	}
+	if !new(market.Volume).IsZero() || v.IsZero() {
+		t.Fatal("IsZero")
+	}
+}
+
+// TestAggregateMatchesBruteForce checks every delta of shuffled trades over calendar boundaries
+// against the bucket's trades picked out and folded one by one.
+func TestAggregateMatchesBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	start := ts("2026-11-29T23:00:00Z") // a Sunday night, two days before December
+	var trades []market.Trade
+	for i := range 3000 {
+		sym := []string{"SOL-PERP", "BTC-PERP", "SOL"}[rng.IntN(3)]
+		at := start + rng.Int64N(3*86400)
+		base := strconv.FormatInt(int64(1+rng.IntN(1000))*1_000_000, 10)
+		quote := strconv.FormatInt(int64(1+rng.IntN(1_000_000))*1000, 10)
+		if i%500 == 0 {
+			quote = "30000000000000000000" // over 64 bits: sums go big
+		}
+		oracle := strconv.FormatInt(int64(100+rng.IntN(100))*1_000_000, 10)
+		trades = append(trades, trade(t, at, strconv.Itoa(rng.IntN(100)), quote, base, oracle))
+		trades[len(trades)-1].Symbol = sym
+	}
+	deltas := market.Aggregate(trades)
+	type key struct {
+		sym string
+		res market.Resolution
+		ts  int64
+	}
+	rank := map[market.Resolution]int{}
+	for i, r := range market.Resolutions() {
+		rank[r] = i
+	}
+	seen := map[key]bool{}
+	for i, d := range deltas {
+		if i > 0 {
+			p := deltas[i-1]
+			if c := cmp.Or(cmp.Compare(p.Symbol, d.Symbol), cmp.Compare(rank[p.Resolution], rank[d.Resolution]), cmp.Compare(p.Ts, d.Ts)); c >= 0 {
+				t.Fatalf("delta %d (%s %s %d) not after %s %s %d", i, d.Symbol, d.Resolution, d.Ts, p.Symbol, p.Resolution, p.Ts)
+			}
+		}
+		seen[key{d.Symbol, d.Resolution, d.Ts}] = true
+		var in []int
+		for j, tr := range trades {
+			if tr.Symbol == d.Symbol && d.Resolution.Floor(tr.Ts) == d.Ts {
+				in = append(in, j)
+			}
+		}
+		slices.SortStableFunc(in, func(a, b int) int {
+			return cmp.Or(cmp.Compare(trades[a].Ts, trades[b].Ts), cmp.Compare(trades[a].FillRecordID, trades[b].FillRecordID))
+		})
+		if !slices.Equal(in, d.Trades) {
+			t.Fatalf("%s %s %d: trades %v, want %v", d.Symbol, d.Resolution, d.Ts, d.Trades, in)
+		}
+		first, last := trades[in[0]], trades[in[len(in)-1]]
+		var quote, base market.Volume
+		hi, lo := first.Price, first.Price
+		for _, j := range in {
+			quote.Add(trades[j].Quote)
+			base.Add(trades[j].Base)
+			hi, lo = max(hi, trades[j].Price), min(lo, trades[j].Price)
+		}
+		if d.FirstTs != first.Ts || d.FirstID != first.FillRecordID || d.FillFirst != first.Price ||
+			d.LastTs != last.Ts || d.LastID != last.FillRecordID || d.FillClose != last.Price || d.OracleClose != last.Oracle ||
+			d.FillHigh != hi || d.FillLow != lo || d.Quote.String() != quote.String() || d.Base.String() != base.String() {
+			t.Fatalf("%s %s %d: got %+v", d.Symbol, d.Resolution, d.Ts, d)
+		}
+	}
+	// Every trade is in exactly one bucket per resolution.
+	for _, tr := range trades {
+		for _, r := range market.Resolutions() {
+			if !seen[key{tr.Symbol, r, r.Floor(tr.Ts)}] {
+				t.Fatalf("no %s delta for a trade at %d", r, tr.Ts)
+			}
 		}
 	}
 }
