@@ -75,7 +75,7 @@ func decodeFill(value []byte) (StoredFill, error) {
 	}
 	// Producers encode compactly (json.Marshal); only values with whitespace somewhere need the
 	// compaction pass, which costs more than the decode.
-	if bytes.IndexAny(value, " \t\r\n") < 0 {
+	if !hasSpace(value) {
 		return StoredFill{Fill: f, JSON: value}, nil
 	}
 	var b bytes.Buffer
@@ -84,6 +84,17 @@ func decodeFill(value []byte) (StoredFill, error) {
 		return StoredFill{}, fmt.Errorf("compact fill: %w", err) // unreachable: Decode parsed it
 	}
 	return StoredFill{Fill: f, JSON: b.Bytes()}, nil
+}
+
+// hasSpace reports whether b holds a byte JSON counts as whitespace. Decode has rejected raw
+// control characters, so any byte up to ' ' is one. (bytes.IndexAny cost a third of the decode.)
+func hasSpace(b []byte) bool {
+	for _, c := range b {
+		if c <= ' ' {
+			return true
+		}
+	}
+	return false
 }
 
 // marshal re-encodes a record as the API emits it, so stored bytes are canonical whatever the

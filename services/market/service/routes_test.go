@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -334,5 +335,28 @@ func TestLimitsAndErrors(t *testing.T) {
 	}
 	if rec := httpRecorder(s, http.MethodPost, "/market/SOL-PERP/trades"); rec.Code != 405 || !strings.Contains(rec.Body.String(), `"success":false`) {
 		t.Fatalf("POST trades: %d %s", rec.Code, rec.Body.String())
+	}
+}
+
+// A producer that pretty-prints still has its fills served as the compact records the API emits.
+func TestIndentedFillIsServedCompact(t *testing.T) {
+	s := startStack(t)
+	msgs := encode(t, events.TopicFills, fill(solPerp, now.Unix()-60, 1, 150_000_000, 1_000_000_000, 150_000_000))
+	compact := slices.Clone(msgs[0].Value)
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, compact, "", "\t"); err != nil {
+		t.Fatal(err)
+	}
+	msgs[0].Value = indented.Bytes()
+	s.ingest(t, msgs...)
+	rec := s.get(t, "/market/SOL-PERP/trades")
+	var page struct {
+		Records []json.RawMessage `json:"records"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &page); err != nil || len(page.Records) != 1 {
+		t.Fatalf("page %s: %v", rec.Body, err)
+	}
+	if !bytes.Equal(page.Records[0], compact) {
+		t.Fatalf("served %s\nwant %s", page.Records[0], compact)
 	}
 }
