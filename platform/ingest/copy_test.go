@@ -320,3 +320,58 @@ func TestTableTextFormat(t *testing.T) {
 		t.Errorf("rows = %q, want %q", got, want)
 	}
 }
+
+// TestTableStreamsLargeBatches covers batches far larger than one CopyData message, which are
+// encoded while the server reads them: a bad value in the last row, after the first rows went
+// out, fails the batch whole; a known key in the first row takes the staging path, which needs
+// the rows the server stopped reading at the violation.
+func TestTableStreamsLargeBatches(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t, srv)
+	newKindsTable(t, pool, "")
+	const n = 5000
+	batch := func(last any) []kindsRow {
+		recs := make([]kindsRow, n)
+		for i := range recs {
+			recs[i] = kindsRow{int64(i), "t", strings.Repeat("x", 2000)}
+		}
+		recs[n-1].v = last
+		return recs
+	}
+	table := kindsTable("t")
+	insert := func(recs []kindsRow) (int, error) {
+		var got []kindsRow
+		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) (err error) {
+			got, err = table.Insert(ctx, tx, recs)
+			return err
+		})
+		return len(got), err
+	}
+	count := func() (c int) {
+		if err := pool.QueryRow(ctx, "SELECT count(*) FROM test.kinds").Scan(&c); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+
+	if _, err := insert(batch(struct{}{})); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("row %d column 1: encode struct {}", n-1)) {
+		t.Fatalf("bad last value: err = %v", err)
+	}
+	if c := count(); c != 0 {
+		t.Fatalf("a failed batch left %d rows", c)
+	}
+
+	if _, err := pool.Exec(ctx, "INSERT INTO test.kinds (id) VALUES (0)"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := insert(batch("last")); err != nil || got != n-1 {
+		t.Fatalf("known first key: %d new, %v; want %d", got, err, n-1)
+	}
+	var last string
+	if err := pool.QueryRow(ctx, "SELECT t FROM test.kinds WHERE id = $1", n-1).Scan(&last); err != nil || last != "last" {
+		t.Fatalf("last row holds %q (%v)", last, err)
+	}
+	if c := count(); c != n {
+		t.Fatalf("table holds %d rows, want %d", c, n)
+	}
+}

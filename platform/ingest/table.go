@@ -55,9 +55,7 @@ func (t Table[T]) Insert(ctx context.Context, tx pgx.Tx, recs []T) (inserted []T
 		return nil, err
 	}
 	enc := newCopyEncoder(tx.Conn().TypeMap(), oids)
-	if err := encodeRows(enc, recs, t.Row); err != nil {
-		return nil, fmt.Errorf("ingest: %s: %w", t.Name, err)
-	}
+	stream := newRowStream(enc, recs, t.Row)
 	cols := make([]string, len(t.Columns))
 	for i, c := range t.Columns {
 		cols[i] = pgx.Identifier{c}.Sanitize()
@@ -68,7 +66,10 @@ func (t Table[T]) Insert(ctx context.Context, tx pgx.Tx, recs []T) (inserted []T
 	if _, err := tx.Exec(ctx, "SAVEPOINT tidemark_insert"); err != nil {
 		return nil, fmt.Errorf("ingest: %s: savepoint: %w", t.Name, err)
 	}
-	_, err = pgConn.CopyFrom(ctx, bytes.NewReader(enc.data()), "COPY "+target.Sanitize()+" ("+colList+") FROM STDIN"+enc.options())
+	_, err = pgConn.CopyFrom(ctx, stream, "COPY "+target.Sanitize()+" ("+colList+") FROM STDIN"+enc.options())
+	if stream.err != nil { // the COPY was abandoned for it
+		return nil, fmt.Errorf("ingest: %s: %w", t.Name, stream.err)
+	}
 	if err == nil {
 		if _, err := tx.Exec(ctx, "RELEASE SAVEPOINT tidemark_insert"); err != nil {
 			return nil, fmt.Errorf("ingest: %s: release savepoint: %w", t.Name, err)
@@ -81,6 +82,10 @@ func (t Table[T]) Insert(ctx context.Context, tx pgx.Tx, recs []T) (inserted []T
 	}
 	if _, err := tx.Exec(ctx, "ROLLBACK TO SAVEPOINT tidemark_insert"); err != nil {
 		return nil, fmt.Errorf("ingest: %s: rollback to savepoint: %w", t.Name, err)
+	}
+	// The server may have stopped reading at the violation.
+	if err := stream.finish(); err != nil {
+		return nil, fmt.Errorf("ingest: %s: %w", t.Name, err)
 	}
 	return t.insertStaged(ctx, tx, schema, name, colList, enc, recs)
 }
