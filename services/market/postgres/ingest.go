@@ -152,9 +152,19 @@ func FillsTable(schema string) ingest.Table[StoredFill] {
 }
 
 func (in *Ingest) writeFills(ctx context.Context, tx pgx.Tx, fills []StoredFill) error {
+	// The candle arithmetic needs no database, so it runs while Postgres copies the fills, on the
+	// bet that every fill is new (only a replayed batch holds known ones).
+	pre := make(chan candleDeltas, 1)
+	go func() { pre <- aggregate(fills) }()
 	fresh, err := FillsTable(in.schema).Insert(ctx, tx, fills)
+	deltas := <-pre
 	if err != nil {
 		return fmt.Errorf("insert fills: %w", err)
+	}
+	if len(fresh) != len(fills) {
+		// Only fills this transaction inserted move candles: a replayed batch inserts none and so
+		// cannot count a fill twice.
+		deltas = aggregate(fresh)
 	}
 	ms := map[string]events.Market{}
 	for _, f := range fills {
@@ -163,9 +173,7 @@ func (in *Ingest) writeFills(ctx context.Context, tx pgx.Tx, fills []StoredFill)
 	if err := in.upsertMarkets(ctx, tx, ms); err != nil {
 		return err
 	}
-	// Only fills this transaction inserted move candles: a replayed batch inserts none and so cannot
-	// count a fill twice.
-	return in.applyCandles(ctx, tx, fresh)
+	return in.applyCandles(ctx, tx, deltas)
 }
 
 func (in *Ingest) writeFundingRates(ctx context.Context, tx pgx.Tx, recs []*events.FundingRate) error {
@@ -276,9 +284,13 @@ func (in *Ingest) writeDeposits(ctx context.Context, tx pgx.Tx, recs []*events.D
 	return in.upsertMarkets(ctx, tx, ms)
 }
 
-// applyCandles folds new fills into every resolution's buckets in one statement, then publishes the
-// changes of recent buckets through the outbox (same transaction, so a crash cannot drop them).
-func (in *Ingest) applyCandles(ctx context.Context, tx pgx.Tx, fills []StoredFill) error {
+// candleDeltas is what a batch of fills does to the candles.
+type candleDeltas struct {
+	deltas []*market.Delta
+	fills  []*events.Fill // the fills the deltas' Trades index
+}
+
+func aggregate(fills []StoredFill) candleDeltas {
 	trades := make([]market.Trade, 0, len(fills))
 	src := make([]*events.Fill, 0, len(fills))
 	for _, f := range fills {
@@ -289,11 +301,18 @@ func (in *Ingest) applyCandles(ctx context.Context, tx pgx.Tx, fills []StoredFil
 		trades = append(trades, t)
 		src = append(src, f.Fill)
 	}
-	if len(trades) == 0 {
+	return candleDeltas{deltas: market.Aggregate(trades), fills: src}
+}
+
+// applyCandles folds a batch's deltas into every resolution's buckets in one statement, then
+// publishes the changes of recent buckets through the outbox (same transaction, so a crash cannot
+// drop them).
+func (in *Ingest) applyCandles(ctx context.Context, tx pgx.Tx, cd candleDeltas) error {
+	deltas := cd.deltas
+	n := len(deltas)
+	if n == 0 {
 		return nil
 	}
-	deltas := market.Aggregate(trades)
-	n := len(deltas)
 	var (
 		sym, res                                         = make([]string, n), make([]string, n)
 		ts, firstTs, firstID, lastTs, lastID             = make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
@@ -349,7 +368,7 @@ func (in *Ingest) applyCandles(ctx context.Context, tx pgx.Tx, fills []StoredFil
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("upsert candles: %w", err)
 	}
-	return in.publishCandles(ctx, tx, deltas, created, src)
+	return in.publishCandles(ctx, tx, deltas, created, cd.fills)
 }
 
 type bucketKey struct {
