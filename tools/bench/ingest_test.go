@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -86,104 +89,152 @@ func simulatedFills(b *testing.B, n int) []events.Message {
 	return out
 }
 
+// ingestRounds alternates baseline and ingest runs: this machine's other tenants slow any single
+// run by up to half, and the best of several runs of each side is what each can do.
+const ingestRounds = 3
+
+var ingestProfile = flag.String("bench.ingestprofile", "", "write a CPU profile of the last round's ingest (the consumer side only) to this file")
+
 // BenchmarkIngestFills measures fills/s from the broker into the market schema (decode, validate,
-// staging COPY, insert on the natural key, candles at 8 resolutions, offsets, Kafka commit) against a
-// raw COPY of the same rows into the same table in the same run. Target: ratio >= 0.8.
+// COPY, candles at 8 resolutions, offsets, Kafka commit) against a raw COPY of the same rows into
+// the same table, in alternating rounds of the same run. Target: best ingest / best COPY >= 0.8.
 func BenchmarkIngestFills(b *testing.B) {
 	for range b.N {
-		ctx := context.Background()
-		msgs := simulatedFills(b, ingestFills)
-		pool := database(b, "bench_ingest", true)
-		svc, broker := marketService(b, pool, time.Now)
+		var bestCopy, bestIngest, bestSteady float64
+		for round := 1; round <= ingestRounds; round++ {
+			r := ingestRound(b)
+			bestCopy, bestIngest, bestSteady = max(bestCopy, r.copyRate), max(bestIngest, r.ingestRate), max(bestSteady, r.steadyRate)
+			b.Logf("round %d: raw COPY %.0f rows/s (binary %.0f, pre-rendered text %.0f); ingest %.0f fills/s "+
+				"(group join included), %.0f after the first 10%%; ratio %.2f (steady %.2f)",
+				round, r.copyRate, r.binaryRate, r.textRate, r.ingestRate, r.steadyRate,
+				r.ingestRate/r.copyRate, r.steadyRate/r.copyRate)
+		}
+		b.ReportMetric(bestCopy, "copy_rows/s")
+		b.ReportMetric(bestIngest, "ingest_fills/s")
+		b.ReportMetric(bestIngest/bestCopy, "ratio")
+		b.ReportMetric(bestSteady/bestCopy, "steady_ratio")
+		b.Logf("%d fills, best of %d rounds: raw COPY %.0f rows/s, ingest %.0f fills/s (%.0f steady); ratio %.2f (steady %.2f)",
+			ingestFills, ingestRounds, bestCopy, bestIngest, bestSteady, bestIngest/bestCopy, bestSteady/bestCopy)
+	}
+}
 
-		// Baseline: the rows the ingest would write, built beforehand, in one COPY.
-		table := postgres.FillsTable("market")
-		rows := make([][]any, len(msgs))
-		for i, m := range msgs {
-			r, err := events.Decode(m.Topic, m.Value)
-			if err != nil {
-				b.Fatalf("decode: %v", err)
-			}
-			rows[i] = table.Row(postgres.StoredFill{Fill: r.(*events.Fill), JSON: m.Value})
-		}
-		// Two raw COPYs of those rows into the empty table: pgx's binary COPY, and COPY of text
-		// rendered beforehand (no client work while timed). The faster one is the baseline.
-		start := time.Now()
-		n, err := pool.CopyFrom(ctx, pgx.Identifier{"market", "fills"}, table.Columns, pgx.CopyFromRows(rows))
-		binaryTime := time.Since(start)
-		if err != nil || n != int64(len(rows)) {
-			b.Fatalf("raw COPY: %d rows, %v", n, err)
-		}
-		truncate(b, pool)
-		text := copyText(rows)
-		conn, err := pool.Acquire(ctx)
+type ingestRates struct {
+	binaryRate, textRate, copyRate, ingestRate, steadyRate float64
+}
+
+// ingestRound times the raw COPYs and then the ingest of the same fills, each into a fresh database.
+func ingestRound(b *testing.B) ingestRates {
+	ctx := context.Background()
+	msgs := simulatedFills(b, ingestFills)
+	pool := database(b, "bench_ingest", true)
+	defer pool.Close()
+
+	// Baseline: the rows the ingest would write, built beforehand, in one COPY.
+	table := postgres.FillsTable("market")
+	rows := make([][]any, len(msgs))
+	for i, m := range msgs {
+		r, err := events.Decode(m.Topic, m.Value)
 		if err != nil {
+			b.Fatalf("decode: %v", err)
+		}
+		rows[i] = table.Row(postgres.StoredFill{Fill: r.(*events.Fill), JSON: m.Value})
+	}
+	// The market schema, migrated by a service that is not run.
+	svc, broker := marketService(b, pool, time.Now)
+	defer broker.Close()
+	// Two raw COPYs of those rows into the empty table: pgx's binary COPY, and COPY of text
+	// rendered beforehand (no client work while timed). The faster one is the baseline.
+	start := time.Now()
+	n, err := pool.CopyFrom(ctx, pgx.Identifier{"market", "fills"}, table.Columns, pgx.CopyFromRows(rows))
+	binaryTime := time.Since(start)
+	if err != nil || n != int64(len(rows)) {
+		b.Fatalf("raw COPY: %d rows, %v", n, err)
+	}
+	truncate(b, pool)
+	text := copyText(rows)
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	start = time.Now()
+	tag, err := conn.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(text),
+		"COPY market.fills ("+strings.Join(table.Columns, ", ")+") FROM STDIN")
+	textTime := time.Since(start)
+	conn.Release()
+	if err != nil || tag.RowsAffected() != int64(len(rows)) {
+		b.Fatalf("raw text COPY: %v", err)
+	}
+	truncate(b, pool)
+	total := len(msgs)
+	r := ingestRates{binaryRate: float64(total) / binaryTime.Seconds(), textRate: float64(total) / textTime.Seconds()}
+	r.copyRate = max(r.binaryRate, r.textRate)
+
+	// The same fills through the broker. Producing is not timed: the figure is the consumer's.
+	kc := kafka.Config{Brokers: broker.Brokers()}
+	w := kc.NewWriter("")
+	w.BatchSize = 10000
+	w.BatchTimeout = 50 * time.Millisecond
+	if err := (kafka.Producer{W: w}).Write(ctx, msgs...); err != nil {
+		b.Fatalf("produce: %v", err)
+	}
+	w.Close()
+	// The baseline's rows and the produced messages would otherwise stay live through the
+	// ingest and make the collector scan a gigabyte the service never touches.
+	rows, text, msgs = nil, nil, nil
+	runtime.GC()
+
+	if *ingestProfile != "" {
+		f, err := os.Create(*ingestProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			b.Fatalf("ingest profile: %v", err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			if err := f.Close(); err != nil {
+				b.Errorf("ingest profile: %v", err)
+			}
+		}()
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	start = time.Now()
+	go func() { done <- svc.Run(runCtx) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			b.Errorf("market service: %v", err)
+		}
+	}()
+	var steadyFrom time.Time
+	steadyRows := 0
+	for {
+		// The consumer's stored offsets tell progress without scanning the table it is filling
+		// (a count(*) every poll took a third of a core from the run it measured).
+		var got int
+		if err := pool.QueryRow(ctx, `SELECT coalesce(sum("offset" + 1), 0) FROM market.kafka_offsets`).Scan(&got); err != nil {
 			b.Fatal(err)
 		}
-		start = time.Now()
-		tag, err := conn.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(text),
-			"COPY market.fills ("+strings.Join(table.Columns, ", ")+") FROM STDIN")
-		textTime := time.Since(start)
-		conn.Release()
-		if err != nil || tag.RowsAffected() != int64(len(rows)) {
-			b.Fatalf("raw text COPY: %v", err)
+		if steadyFrom.IsZero() && got >= total/10 {
+			steadyFrom, steadyRows = time.Now(), got
 		}
-		truncate(b, pool)
-		copyTime := min(binaryTime, textTime)
-
-		// The same fills through the broker. Producing is not timed: the figure is the consumer's.
-		kc := kafka.Config{Brokers: broker.Brokers()}
-		w := kc.NewWriter("")
-		w.BatchSize = 10000
-		w.BatchTimeout = 50 * time.Millisecond
-		if err := (kafka.Producer{W: w}).Write(ctx, msgs...); err != nil {
-			b.Fatalf("produce: %v", err)
+		if got >= total {
+			break
 		}
-		w.Close()
-		// The baseline's rows and the produced messages would otherwise stay live through the
-		// ingest and make the collector scan a gigabyte the service never touches.
-		total := len(msgs)
-		rows, text, msgs = nil, nil, nil
-		runtime.GC()
-
-		start = time.Now()
-		runService(b, svc)
-		var steadyFrom time.Time
-		steadyRows := 0
-		for {
-			// The consumer's stored offsets tell progress without scanning the table it is filling
-			// (a count(*) every poll took a third of a core from the run it measured).
-			var got int
-			if err := pool.QueryRow(ctx, `SELECT coalesce(sum("offset" + 1), 0) FROM market.kafka_offsets`).Scan(&got); err != nil {
-				b.Fatal(err)
-			}
-			if steadyFrom.IsZero() && got >= total/10 {
-				steadyFrom, steadyRows = time.Now(), got
-			}
-			if got >= total {
-				break
-			}
-			if time.Since(start) > 10*time.Minute {
-				b.Fatalf("ingest stalled at %d of %d fills", got, total)
-			}
-			time.Sleep(50 * time.Millisecond)
+		if time.Since(start) > 10*time.Minute {
+			b.Fatalf("ingest stalled at %d of %d fills", got, total)
 		}
-		var stored int
-		if err := pool.QueryRow(ctx, "SELECT count(*) FROM market.fills").Scan(&stored); err != nil || stored != total {
-			b.Fatalf("%d fills stored, want %d (%v)", stored, total, err)
-		}
-		ingestTime := time.Since(start)
-		copyRate := float64(total) / copyTime.Seconds()
-		ingestRate := float64(total) / ingestTime.Seconds()
-		steadyRate := float64(total-steadyRows) / time.Since(steadyFrom).Seconds()
-		b.ReportMetric(copyRate, "copy_rows/s")
-		b.ReportMetric(ingestRate, "ingest_fills/s")
-		b.ReportMetric(ingestRate/copyRate, "ratio")
-		b.ReportMetric(steadyRate/copyRate, "steady_ratio")
-		b.Logf("raw COPY: binary %.0f rows/s, pre-rendered text %.0f rows/s", float64(total)/binaryTime.Seconds(), float64(total)/textTime.Seconds())
-		b.Logf("%d fills: raw COPY %.0f rows/s (%s); ingest from the broker %.0f fills/s (%s, group join included), "+
-			"%.0f fills/s after the first 10%%; ratio %.2f (steady %.2f)",
-			total, copyRate, copyTime.Round(time.Millisecond), ingestRate, ingestTime.Round(time.Millisecond),
-			steadyRate, ingestRate/copyRate, steadyRate/copyRate)
+		time.Sleep(50 * time.Millisecond)
 	}
+	ingestTime := time.Since(start)
+	steadyTime := time.Since(steadyFrom)
+	var stored int
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM market.fills").Scan(&stored); err != nil || stored != total {
+		b.Fatalf("%d fills stored, want %d (%v)", stored, total, err)
+	}
+	r.ingestRate = float64(total) / ingestTime.Seconds()
+	r.steadyRate = float64(total-steadyRows) / steadyTime.Seconds()
+	return r
 }
