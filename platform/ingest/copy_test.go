@@ -375,3 +375,40 @@ func TestTableStreamsLargeBatches(t *testing.T) {
 		t.Fatalf("table holds %d rows, want %d", c, n)
 	}
 }
+
+// TestTableFollowsAColumnTypeChange: column types are remembered per connection, so a migration
+// that changes one under a running consumer fails at most one attempt, and the retry writes the
+// value in the new type.
+func TestTableFollowsAColumnTypeChange(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t, srv)
+	newKindsTable(t, pool, "")
+	conn, err := pool.Acquire(ctx) // one connection, so one cache
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	insert := func(id int64, v any) error {
+		return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			_, err := kindsTable("i4").Insert(ctx, tx, []kindsRow{{id, "i4", v}})
+			return err
+		})
+	}
+	if err := insert(1, 7); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "ALTER TABLE test.kinds ALTER COLUMN i4 TYPE bigint"); err != nil {
+		t.Fatal(err)
+	}
+	const big = int64(1) << 40
+	if err := insert(2, big); err != nil {
+		t.Logf("first attempt after the change: %v", err)
+		if err := insert(2, big); err != nil {
+			t.Fatalf("retry: %v", err)
+		}
+	}
+	var got int64
+	if err := conn.QueryRow(ctx, "SELECT i4 FROM test.kinds WHERE id = 2").Scan(&got); err != nil || got != big {
+		t.Fatalf("stored %d (%v), want %d", got, err, big)
+	}
+}

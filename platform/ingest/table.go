@@ -54,6 +54,11 @@ func (t Table[T]) Insert(ctx context.Context, tx pgx.Tx, recs []T) (inserted []T
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil { // perhaps a migration changed a column: ask again on the retry
+			t.forgetColumnTypes(tx, target)
+		}
+	}()
 	enc := newCopyEncoder(tx.Conn().TypeMap(), oids)
 	stream := newRowStream(enc, recs, t.Row)
 	cols := make([]string, len(t.Columns))
@@ -166,8 +171,15 @@ func (t Table[T]) validate() (schema, name string, err error) {
 	return schema, name, nil
 }
 
-// columnTypes returns the type OID of each of Columns, in order.
+// columnTypes returns the type OID of each of Columns, in order. They are remembered on the
+// connection until an Insert fails: asking cost a round trip per batch, which waited on the
+// consumer's busy goroutines for up to 10 ms while the server sat idle.
 func (t Table[T]) columnTypes(ctx context.Context, tx pgx.Tx, target pgx.Identifier) ([]uint32, error) {
+	key := t.typesKey(target)
+	cache := tx.Conn().PgConn().CustomData()
+	if oids, ok := cache[key].([]uint32); ok {
+		return oids, nil
+	}
 	rows, err := tx.Query(ctx, `
 SELECT attname::text, atttypid FROM pg_attribute
 WHERE attrelid = $1::regclass AND attname = ANY($2) AND attnum > 0 AND NOT attisdropped`,
@@ -189,5 +201,14 @@ WHERE attrelid = $1::regclass AND attname = ANY($2) AND attnum > 0 AND NOT attis
 		}
 		oids[i] = o
 	}
+	cache[key] = oids
 	return oids, nil
+}
+
+func (t Table[T]) forgetColumnTypes(tx pgx.Tx, target pgx.Identifier) {
+	delete(tx.Conn().PgConn().CustomData(), t.typesKey(target))
+}
+
+func (t Table[T]) typesKey(target pgx.Identifier) string {
+	return "tidemark/ingest column types " + target.Sanitize() + " " + strings.Join(t.Columns, ",")
 }
