@@ -121,20 +121,28 @@ func marshal(r any) []byte {
 
 // upsertMarkets records the markets a batch mentions; existing entries are left as they are.
 func (in *Ingest) upsertMarkets(ctx context.Context, tx pgx.Tx, ms map[string]events.Market) error {
-	if len(ms) == 0 {
+	var b pgx.Batch
+	in.queueMarkets(&b, ms)
+	if b.Len() == 0 {
 		return nil
+	}
+	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+		return fmt.Errorf("upsert markets: %w", err)
+	}
+	return nil
+}
+
+func (in *Ingest) queueMarkets(b *pgx.Batch, ms map[string]events.Market) {
+	if len(ms) == 0 {
+		return
 	}
 	syms, idx, typ, flt := make([]string, 0, len(ms)), make([]int32, 0, len(ms)), make([]string, 0, len(ms)), make([]string, 0, len(ms))
 	for _, m := range ms {
 		syms, idx, typ, flt = append(syms, m.Symbol), append(idx, int32(m.Index)), append(typ, string(m.Type)), append(flt, m.Filter())
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO `+in.schema+`.markets (symbol, market_index, market_type, market_filter)
+	b.Queue(`INSERT INTO `+in.schema+`.markets (symbol, market_index, market_type, market_filter)
 		SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[]) ON CONFLICT (symbol) DO NOTHING`,
 		syms, idx, typ, flt)
-	if err != nil {
-		return fmt.Errorf("upsert markets: %w", err)
-	}
-	return nil
 }
 
 // FillsTable is how fills are stored: the ingest writes through it, and benchmarks COPY the same
@@ -170,10 +178,15 @@ func (in *Ingest) writeFills(ctx context.Context, tx pgx.Tx, fills []StoredFill)
 	for _, f := range fills {
 		ms[f.Symbol] = events.Market{Symbol: f.Symbol, Index: f.MarketIndex, Type: f.MarketType}
 	}
-	if err := in.upsertMarkets(ctx, tx, ms); err != nil {
-		return err
+	// One round trip for both: between statements the consumer's busy goroutines can keep this
+	// one waiting for the scheduler while the server idles.
+	var batch pgx.Batch
+	in.queueMarkets(&batch, ms)
+	created := in.queueCandles(&batch, deltas.deltas)
+	if err := tx.SendBatch(ctx, &batch).Close(); err != nil {
+		return fmt.Errorf("upsert markets and candles: %w", err)
 	}
-	return in.applyCandles(ctx, tx, deltas)
+	return in.publishCandles(ctx, tx, deltas.deltas, created, deltas.fills)
 }
 
 func (in *Ingest) writeFundingRates(ctx context.Context, tx pgx.Tx, recs []*events.FundingRate) error {
@@ -304,11 +317,9 @@ func aggregate(fills []StoredFill) candleDeltas {
 	return candleDeltas{deltas: market.Aggregate(trades), fills: src}
 }
 
-// applyCandles folds a batch's deltas into every resolution's buckets in one statement, then
-// publishes the changes of recent buckets through the outbox (same transaction, so a crash cannot
-// drop them).
-func (in *Ingest) applyCandles(ctx context.Context, tx pgx.Tx, cd candleDeltas) error {
-	deltas := cd.deltas
+// queueCandles queues the statement folding a batch's deltas into every resolution's buckets. The
+// map it returns tells, once the batch has run, which buckets the statement created.
+func (in *Ingest) queueCandles(b *pgx.Batch, deltas []*market.Delta) map[bucketKey]bool {
 	n := len(deltas)
 	if n == 0 {
 		return nil
@@ -328,7 +339,8 @@ func (in *Ingest) applyCandles(ctx context.Context, tx pgx.Tx, cd candleDeltas) 
 		quote[i], base[i] = d.Quote.String(), d.Base.String()
 	}
 	c := in.schema + ".candles"
-	rows, err := tx.Query(ctx, `INSERT INTO `+c+` AS c (symbol, resolution, ts, first_ts, first_id, fill_first, oracle_first,
+	created := make(map[bucketKey]bool, n)
+	b.Queue(`INSERT INTO `+c+` AS c (symbol, resolution, ts, first_ts, first_id, fill_first, oracle_first,
 			fill_high, fill_low, oracle_high, oracle_low, last_ts, last_id, fill_close, oracle_close, quote_volume, base_volume)
 		SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::float8[], $7::float8[],
 			$8::float8[], $9::float8[], $10::float8[], $11::float8[], $12::bigint[], $13::bigint[], $14::float8[], $15::float8[],
@@ -349,26 +361,18 @@ func (in *Ingest) applyCandles(ctx context.Context, tx pgx.Tx, cd candleDeltas) 
 			last_id = CASE WHEN (excluded.last_ts, excluded.last_id) > (c.last_ts, c.last_id) THEN excluded.last_id ELSE c.last_id END,
 			last_ts = greatest(c.last_ts, excluded.last_ts)
 		RETURNING symbol, resolution, ts, (xmax = 0)`,
-		sym, res, ts, firstTs, firstID, fFirst, oFirst, fHigh, fLow, oHigh, oLow, lastTs, lastID, fClose, oClose, quote, base)
-	if err != nil {
-		return fmt.Errorf("upsert candles: %w", err)
-	}
-	// xmax = 0 marks a row this statement inserted rather than updated: the bucket's first trade.
-	created := make(map[bucketKey]bool, n)
-	for rows.Next() {
+		sym, res, ts, firstTs, firstID, fFirst, oFirst, fHigh, fLow, oHigh, oLow, lastTs, lastID, fClose, oClose, quote, base,
+	).Query(func(rows pgx.Rows) error {
+		// xmax = 0 marks a row this statement inserted rather than updated: the bucket's first trade.
 		var k bucketKey
 		var c bool
-		if err := rows.Scan(&k.symbol, &k.res, &k.ts, &c); err != nil {
-			rows.Close()
-			return fmt.Errorf("scan candle upsert: %w", err)
-		}
-		created[k] = c
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("upsert candles: %w", err)
-	}
-	return in.publishCandles(ctx, tx, deltas, created, cd.fills)
+		_, err := pgx.ForEachRow(rows, []any{&k.symbol, &k.res, &k.ts, &c}, func() error {
+			created[k] = c
+			return nil
+		})
+		return err
+	})
+	return created
 }
 
 type bucketKey struct {
