@@ -146,8 +146,8 @@ func NewConsumer(cfg Config, pool *pgxpool.Pool, kc kafka.Config, sinks []Sink, 
 	return c, nil
 }
 
-// OnCommit registers f to run after every batch is committed to Postgres and Kafka (e.g. to wake
-// an outbox publisher). f runs on the consumer's goroutine and should return quickly.
+// OnCommit registers f to run after every batch is committed to Postgres (e.g. to wake an outbox
+// publisher); its Kafka commit may still be under way. f runs on the consumer's goroutine and should return quickly.
 func (c *Consumer) OnCommit(f func(ctx context.Context)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -258,6 +258,24 @@ func (c *Consumer) Run(ctx context.Context) error {
 		}
 	}()
 
+	// Kafka commits run beside the next batch: the offsets stored with every batch already make
+	// them no more than where a restarted consumer resumes fetching. Registered after the reader's
+	// close, so this runs, and finishes the last commit, first.
+	kafkaCommits := make(chan []kafkago.Message, 1)
+	committed := make(chan struct{})
+	go func() {
+		defer close(committed)
+		for msgs := range kafkaCommits {
+			if err := reader.CommitMessages(procCtx, msgs...); err != nil {
+				c.logger.Warn("kafka commit failed; the batch will be skipped when consumed again", "err", err)
+			}
+		}
+	}()
+	defer func() {
+		close(kafkaCommits)
+		<-committed
+	}()
+
 	w := &writeState{
 		stored:  make(map[topicPartition]int64),
 		last:    make(map[topicPartition]int),
@@ -274,7 +292,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 				c.logger.Info("consumer stopped")
 				return nil
 			}
-			if err := c.commitBatch(procCtx, reader, dlq, w, b); err != nil {
+			if err := c.commitBatch(procCtx, kafkaCommits, dlq, w, b); err != nil {
 				return err
 			}
 			idle.Reset(idleCheck)
@@ -414,15 +432,14 @@ type writeState struct {
 	records map[string][]any
 	counts  map[string]int
 	dlq     []kafkago.Message
-	commits []kafkago.Message
 	offT    []string
 	offP    []int32
 	offO    []int64
 }
 
 // commitBatch writes b, retrying Postgres (and DLQ) failures until it succeeds or ctx ends,
-// then commits the offsets to Kafka and runs the hooks.
-func (c *Consumer) commitBatch(ctx context.Context, r *kafkago.Reader, dlq *kafkago.Writer, w *writeState, b *batch) error {
+// then hands the offsets to the Kafka committer and runs the hooks.
+func (c *Consumer) commitBatch(ctx context.Context, kafkaCommits chan<- []kafkago.Message, dlq *kafkago.Writer, w *writeState, b *batch) error {
 	start := time.Now()
 	backoff := c.cfg.MinBackoff
 	for attempt := 1; ; attempt++ {
@@ -456,15 +473,13 @@ func (c *Consumer) commitBatch(ctx context.Context, r *kafkago.Reader, dlq *kafk
 	}
 
 	// The stored offsets make a lost Kafka commit harmless: the messages come back and are skipped.
-	w.commits = w.commits[:0]
+	commits := make([]kafkago.Message, 0, len(w.last))
 	for tp, i := range w.last {
 		m := b.items[i].msg
-		w.commits = append(w.commits, m)
+		commits = append(commits, kafkago.Message{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset})
 		c.metrics.lag.WithLabelValues(tp.topic, strconv.Itoa(tp.partition)).Set(float64(max(0, m.HighWaterMark-m.Offset-1)))
 	}
-	if err := r.CommitMessages(ctx, w.commits...); err != nil {
-		c.logger.Warn("kafka commit failed; the batch will be skipped when consumed again", "err", err)
-	}
+	kafkaCommits <- commits
 	skipped := 0
 	clear(w.counts)
 	for i := range b.items {
