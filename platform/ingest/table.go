@@ -18,13 +18,14 @@ import (
 // Table inserts records of type T into one table, skipping those whose natural key is already
 // there, and tells which ones were new.
 //
-// Row returns the values of Columns for one record. When every column is of a type the binary
-// encoder knows (see binaryKinds: integers, text, json, jsonb, bool, floats, numeric) they travel
-// in COPY's binary format, which Postgres parses more cheaply than text; otherwise in COPY's text
-// format. Either way a value is accepted if its text rendering is: nil, strings and named string
-// kinds (events.Amount), integers, floats, bools and pointers to them are rendered directly (so
-// a decimal string goes into a numeric column without the big.Int detour of pgx's numeric
-// encoding); any other value goes through pgx's text encoding for the column's type. Key
+// Row returns the values of Columns for one record. It is called while the COPY is sent, on
+// pgx's sending goroutine, so it must not change the record. When every column is of a type the
+// binary encoder knows (see binaryKinds: integers, text, json, jsonb, bool, floats, numeric) they
+// travel in COPY's binary format, which Postgres parses more cheaply than text; otherwise in
+// COPY's text format. Either way a value is accepted if its text rendering is: nil, strings and
+// named string kinds (events.Amount), integers, floats, bools and pointers to them are rendered
+// directly (so a decimal string goes into a numeric column without the big.Int detour of pgx's
+// numeric encoding); any other value goes through pgx's text encoding for the column's type. Key
 // columns must be NOT NULL (they form the table's unique key).
 type Table[T any] struct {
 	Name    string   // "schema.table"
