@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -213,9 +214,13 @@ func (a *API) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 	WriteError(w, r, Errorf(MethodNotAllowed, "method not allowed"), a.logger)
 }
 
-// reqState carries what the outer middleware learns only after routing.
+// reqState carries what the outer middleware learns only after routing, and the memory the request
+// borrowed through Scratch.
 type reqState struct {
 	route string
+
+	mu   sync.Mutex
+	lent []*[]byte
 }
 
 type stateKey struct{}
@@ -294,6 +299,7 @@ func (a *API) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		// instead of a truncated body that looks complete. net/http does not log this panic.
 		panic(http.ErrAbortHandler)
 	}
+	st.releaseScratch()
 }
 
 // serveRecovered runs the router and turns a panic into a logged 500. It reports whether the response

@@ -88,22 +88,22 @@ type RawList struct {
 }
 
 // Respond writes {"success":true,"records":[...],"meta":...}.
-func (l RawList) Respond(w http.ResponseWriter, _ *http.Request) error {
+func (l RawList) Respond(w http.ResponseWriter, r *http.Request) error {
 	meta, err := json.Marshal(l.Meta)
 	if err != nil {
 		return fmt.Errorf("encode meta: %w", err)
 	}
 	size := 40 + len(meta)
-	for _, r := range l.Records {
-		size += len(r) + 1
+	for _, rec := range l.Records {
+		size += len(rec) + 1
 	}
-	b := make([]byte, 0, size)
+	b := Scratch(r.Context(), size)
 	b = append(b, `{"success":true,"records":[`...)
-	for i, r := range l.Records {
+	for i, rec := range l.Records {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, r...)
+		b = append(b, rec...)
 	}
 	b = append(b, `],"meta":`...)
 	b = append(b, meta...)
