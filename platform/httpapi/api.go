@@ -5,7 +5,9 @@ package httpapi
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -64,6 +66,7 @@ type API struct {
 	tracer   trace.Tracer
 	duration *prometheus.HistogramVec
 	pageKey  []byte
+	macs     sync.Pool // of hash.Hash: HMAC-SHA256 keyed with pageKey, see cursorMAC
 	now      func() time.Time
 	handler  http.Handler
 }
@@ -92,6 +95,7 @@ func New(opts Options) *API {
 		a.pageKey = make([]byte, 32)
 		_, _ = rand.Read(a.pageKey) // crypto/rand.Read never fails (it crashes the program instead).
 	}
+	a.macs.New = func() any { return hmac.New(sha256.New, a.pageKey) }
 	a.duration = registerHistogram(opts.Registerer, prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "tidemark_http_request_seconds",
 		Help:    "Duration of HTTP requests by route template, method and status code.",
