@@ -9,6 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/tidemark/tidemark/platform/bufconn"
 )
 
 // Execer is the part of a pool, connection or transaction that DDL helpers need.
@@ -38,6 +40,9 @@ func Open(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error
 			cfg.ConnConfig.RuntimeParams[k] = v
 		}
 	}
+	// Pages of rows arrive through pgx's 8 KB read buffer, a read system call each; a buffer of
+	// our own below it takes a 25 KB page of fills in one or two.
+	cfg.ConnConfig.DialFunc = pgconn.DialFunc(bufconn.Dialer(bufconn.DialFunc(cfg.ConnConfig.DialFunc)))
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pg: create pool: %w", err)
