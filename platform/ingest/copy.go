@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -69,8 +68,7 @@ type copyEncoder struct {
 	m     *pgtype.Map
 	oids  []uint32
 	kinds []colKind // per column; nil for text format
-	buf   []byte    // the whole payload: header, rows, trailer in binary format
-	ends  []int     // end offset of each row in buf
+	buf   []byte    // the payload rendered and not yet read (see rowStream)
 	tmp   []byte    // a value's text rendering, or a numeric's padded digits
 }
 
@@ -98,59 +96,53 @@ func (e *copyEncoder) options() string {
 	return ""
 }
 
-// data is the COPY payload.
-func (e *copyEncoder) data() []byte { return e.buf }
-
-// encodeRows renders every record's Row into e.
-func encodeRows[T any](e *copyEncoder, recs []T, row func(T) []any) error {
-	return newRowStream(e, recs, row).finish()
-}
-
-// rowStream renders records into its encoder's payload as the payload is read, so that Postgres
-// parses the first rows of a COPY while later ones are still being encoded: rendering a whole
-// 10k-fill batch before sending it kept the server idle for 15 ms a batch. The payload stays
-// whole in the encoder for a second COPY.
+// rowStream renders records as a COPY payload while the payload is read, a window at a time, so
+// that Postgres parses the first rows while later ones are still being encoded (rendering a whole
+// 10k-fill batch first kept the server idle for 15 ms a batch), and a batch never holds its whole
+// payload: 12 MB for 10k fills, allocated afresh per batch, made page faults and the collector
+// take CPU from the server on the same machine. With ordinals, each row ends with one more int4
+// column holding its index in recs (the staging table's _ord).
 type rowStream[T any] struct {
-	e    *copyEncoder
-	recs []T
-	row  func(T) []any
-	next int  // the first record not rendered yet
-	off  int  // how much of the payload has been read
-	done bool // the payload is complete
-	err  error
+	e        *copyEncoder
+	recs     []T
+	row      func(T) []any
+	ordinals bool
+	next     int  // the first record not rendered yet
+	off      int  // how much of the window (e.buf) has been read
+	done     bool // the payload is complete
+	err      error
 }
 
-func newRowStream[T any](e *copyEncoder, recs []T, row func(T) []any) *rowStream[T] {
-	e.buf = make([]byte, 0, len(recs)*64*len(e.oids)/4)
-	e.ends = make([]int, 0, len(recs))
+// streamWindow is the window's initial capacity: pgconn reads the payload 64 KB at a time, and a
+// window holds a read's worth plus the row that straddles it.
+const streamWindow = 80 << 10
+
+func newRowStream[T any](e *copyEncoder, recs []T, row func(T) []any, ordinals bool) *rowStream[T] {
+	e.buf = make([]byte, 0, streamWindow)
 	if e.binary() {
 		e.buf = append(e.buf, binaryHeader...)
 	}
-	return &rowStream[T]{e: e, recs: recs, row: row}
+	return &rowStream[T]{e: e, recs: recs, row: row, ordinals: ordinals}
 }
 
 // Read serves the payload, rendering rows until p can be filled.
 func (s *rowStream[T]) Read(p []byte) (int, error) {
-	for len(s.e.buf)-s.off < len(p) && !s.done && s.err == nil {
+	if s.off > 0 { // keep only what is unread: less than a row
+		n := copy(s.e.buf, s.e.buf[s.off:])
+		s.e.buf, s.off = s.e.buf[:n], 0
+	}
+	for len(s.e.buf) < len(p) && !s.done && s.err == nil {
 		s.step()
 	}
 	if s.err != nil {
 		return 0, s.err
 	}
-	n := copy(p, s.e.buf[s.off:])
-	s.off += n
+	n := copy(p, s.e.buf)
+	s.off = n
 	if n == 0 && s.done {
 		return 0, io.EOF
 	}
 	return n, nil
-}
-
-// finish renders what is left and reports the first rendering error.
-func (s *rowStream[T]) finish() error {
-	for !s.done && s.err == nil {
-		s.step()
-	}
-	return s.err
 }
 
 // step renders the next row, or ends the payload after the last.
@@ -172,7 +164,11 @@ func (s *rowStream[T]) step() {
 		return
 	}
 	if bin {
-		e.buf = be.AppendUint16(e.buf, uint16(len(vals)))
+		fields := len(vals)
+		if s.ordinals {
+			fields++
+		}
+		e.buf = be.AppendUint16(e.buf, uint16(fields))
 	}
 	for i, v := range vals {
 		var err error
@@ -189,41 +185,17 @@ func (s *rowStream[T]) step() {
 			return
 		}
 	}
+	switch {
+	case s.ordinals && bin:
+		e.buf = be.AppendUint32(e.buf, 4)
+		e.buf = be.AppendUint32(e.buf, uint32(int32(r)))
+	case s.ordinals:
+		e.buf = append(e.buf, '\t')
+		e.buf = strconv.AppendInt(e.buf, int64(r), 10)
+	}
 	if !bin {
 		e.buf = append(e.buf, '\n')
 	}
-	e.ends = append(e.ends, len(e.buf))
-	if r == 0 { // rows of a table are much alike: size the buffer once from the first
-		e.buf = slices.Grow(e.buf, len(e.buf)*(len(s.recs)+len(s.recs)/8))
-	}
-}
-
-// withOrdinals returns the payload with a last int4 column holding each row's index.
-func (e *copyEncoder) withOrdinals() []byte {
-	if !e.binary() {
-		out := make([]byte, 0, len(e.buf)+len(e.ends)*6)
-		start := 0
-		for i, end := range e.ends {
-			out = append(out, e.buf[start:end-1]...)
-			out = append(out, '\t')
-			out = strconv.AppendInt(out, int64(i), 10)
-			out = append(out, '\n')
-			start = end
-		}
-		return out
-	}
-	out := make([]byte, 0, len(e.buf)+len(e.ends)*8)
-	out = append(out, binaryHeader...)
-	start := len(binaryHeader)
-	for i, end := range e.ends {
-		n := len(out)
-		out = append(out, e.buf[start:end]...)
-		be.PutUint16(out[n:], uint16(len(e.oids)+1))
-		out = be.AppendUint32(out, 4)
-		out = be.AppendUint32(out, uint32(int32(i)))
-		start = end
-	}
-	return append(out, 0xff, 0xff)
 }
 
 // appendText writes v for column i, escaped for COPY text.

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -30,10 +31,11 @@ func BenchmarkEncodeFills(b *testing.B) {
 				if format == "text" {
 					e.kinds = nil
 				}
-				if err := encodeRows(e, rows, func(r []any) []any { return r }); err != nil {
+				n, err := io.Copy(io.Discard, newRowStream(e, rows, func(r []any) []any { return r }, false))
+				if err != nil {
 					b.Fatal(err)
 				}
-				size = len(e.data())
+				size = int(n)
 			}
 			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "rows/s")
 			b.ReportMetric(float64(size)/n, "bytes/row")

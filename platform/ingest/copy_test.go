@@ -323,8 +323,8 @@ func TestTableTextFormat(t *testing.T) {
 
 // TestTableStreamsLargeBatches covers batches far larger than one CopyData message, which are
 // encoded while the server reads them: a bad value in the last row, after the first rows went
-// out, fails the batch whole; a known key in the first row takes the staging path, which needs
-// the rows the server stopped reading at the violation.
+// out, fails the batch whole; a known key in the first row takes the staging path, which renders
+// every row again after the server stopped reading at the violation.
 func TestTableStreamsLargeBatches(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.NewPool(t, srv)

@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -61,7 +60,7 @@ func (t Table[T]) Insert(ctx context.Context, tx pgx.Tx, recs []T) (inserted []T
 		}
 	}()
 	enc := newCopyEncoder(tx.Conn().TypeMap(), oids)
-	stream := newRowStream(enc, recs, t.Row)
+	stream := newRowStream(enc, recs, t.Row, false)
 	cols := make([]string, len(t.Columns))
 	for i, c := range t.Columns {
 		cols[i] = pgx.Identifier{c}.Sanitize()
@@ -89,10 +88,6 @@ func (t Table[T]) Insert(ctx context.Context, tx pgx.Tx, recs []T) (inserted []T
 	if _, err := tx.Exec(ctx, "ROLLBACK TO SAVEPOINT tidemark_insert"); err != nil {
 		return nil, fmt.Errorf("ingest: %s: rollback to savepoint: %w", t.Name, err)
 	}
-	// The server may have stopped reading at the violation.
-	if err := stream.finish(); err != nil {
-		return nil, fmt.Errorf("ingest: %s: %w", t.Name, err)
-	}
 	return t.insertStaged(ctx, tx, schema, name, colList, enc, recs)
 }
 
@@ -119,7 +114,13 @@ func (t Table[T]) insertStaged(ctx context.Context, tx pgx.Tx, schema, name, col
 	if _, err := tx.Exec(ctx, create); err != nil {
 		return nil, fmt.Errorf("ingest: %s: create staging table: %w", t.Name, err)
 	}
-	_, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(enc.withOrdinals()), "COPY "+stage+" ("+colList+", _ord) FROM STDIN"+enc.options())
+	// The rows are rendered again, each with its ordinal: rare batches pay twice so that the
+	// common ones need not keep their payload.
+	stream := newRowStream(enc, recs, t.Row, true)
+	_, err := tx.Conn().PgConn().CopyFrom(ctx, stream, "COPY "+stage+" ("+colList+", _ord) FROM STDIN"+enc.options())
+	if stream.err != nil {
+		return nil, fmt.Errorf("ingest: %s: %w", t.Name, stream.err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %s: copy %d rows to staging: %w", t.Name, len(recs), err)
 	}
