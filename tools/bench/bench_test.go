@@ -14,6 +14,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,4 +114,66 @@ func runService(b *testing.B, svc *market.Service) {
 			b.Errorf("market service: %v", err)
 		}
 	})
+}
+
+// startCPUProfile profiles the whole process into path until the returned function is called.
+func startCPUProfile(b *testing.B, path string) (stop func()) {
+	b.Helper()
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		b.Fatalf("cpu profile: %v", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			b.Errorf("cpu profile: %v", err)
+		}
+	}
+}
+
+// cpuTimes is how long Postgres's processes ran and how long they were ready to run but waited for
+// a CPU. Waiting is what the benchmarks' own load (broker, consumer, load generator) costs the
+// database on this 2-core machine, where a deployment gives them machines of their own.
+type cpuTimes struct{ run, wait time.Duration }
+
+func (c cpuTimes) String() string {
+	return fmt.Sprintf("on CPU %s, waiting for one %s", c.run.Round(time.Millisecond), c.wait.Round(time.Millisecond))
+}
+
+// pgCPU maps each postgres process to its scheduler times.
+type pgCPU map[string]cpuTimes
+
+// postgresCPU reads /proc/<pid>/schedstat (nanoseconds on CPU, nanoseconds waiting) of every
+// postgres process; empty where /proc has no such file.
+func postgresCPU() pgCPU {
+	out := pgCPU{}
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		comm, err := os.ReadFile(filepath.Join("/proc", p.Name(), "comm"))
+		if err != nil || strings.TrimSpace(string(comm)) != "postgres" {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", p.Name(), "schedstat"))
+		if err != nil {
+			continue
+		}
+		var run, wait int64
+		if _, err := fmt.Sscan(string(stat), &run, &wait); err == nil {
+			out[p.Name()] = cpuTimes{time.Duration(run), time.Duration(wait)}
+		}
+	}
+	return out
+}
+
+// since is what the processes of now spent after then; one started in between counts from zero.
+func (now pgCPU) since(then pgCPU) cpuTimes {
+	var d cpuTimes
+	for pid, t := range now {
+		d.run += t.run - then[pid].run
+		d.wait += t.wait - then[pid].wait
+	}
+	return d
 }

@@ -2,6 +2,7 @@ package bench_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -23,6 +24,7 @@ const (
 	restChunk       = 1_000_000
 	datasetVersion  = "fills-v1"
 	restConcurrency = 16
+	restRounds      = 3
 )
 
 // restDataset makes sure the bench_rest database holds restFills fills over the 30 days before its
@@ -118,6 +120,8 @@ func restDataset(b *testing.B, pool *pgxpool.Pool) time.Time {
 	return now
 }
 
+var restProfile = flag.String("bench.restprofile", "", "write a CPU profile of the last trades first-page run (load generator included) to this file")
+
 // BenchmarkTradesREST serves GET /market/SOL-PERP/trades over 10 M fills to 16 concurrent keep-alive
 // connections, and in the same run a bare net/http handler answering the same 20 records from memory.
 // Targets: trades >= 0.3 x the bare handler's throughput with p99 < 10 ms; candles (limit 1000) p99 < 15 ms.
@@ -165,16 +169,40 @@ func BenchmarkTradesREST(b *testing.B) {
 				return fmt.Sprintf("%s/market/SOL-PERP/candles/1?limit=1000&startTs=%d", srv.URL, now.Unix()-int64(n%100000)*7)
 			}},
 		}
-		results := make([]loadgen.Result, len(scenarios))
-		for i, sc := range scenarios {
+		run := func(i int) loadgen.Result {
+			stopProfile := func() {}
+			if i == 1 && *restProfile != "" {
+				stopProfile = startCPUProfile(b, *restProfile)
+			}
 			res, err := loadgen.Run(context.Background(), loadgen.Config{
-				Concurrency: restConcurrency, Warmup: 2 * time.Second, Duration: 10 * time.Second, URL: sc.url,
+				Concurrency: restConcurrency, Warmup: 2 * time.Second, Duration: 10 * time.Second, URL: scenarios[i].url,
 			})
 			if err != nil {
-				b.Fatalf("%s: %v", sc.name, err)
+				b.Fatalf("%s: %v", scenarios[i].name, err)
 			}
-			results[i] = res
-			b.Logf("%-45s %s", sc.name, res)
+			stopProfile()
+			b.Logf("%-45s %s", scenarios[i].name, res)
+			return res
+		}
+		// The target's two sides alternate for restRounds rounds and the best throughput of each
+		// counts, as in the ingest benchmark: a neighbour's burst can halve any single run here.
+		// The trades p99 reported is the worst of its rounds. The other scenarios run once.
+		results := make([]loadgen.Result, len(scenarios))
+		var worstP99 time.Duration
+		for range restRounds {
+			for i := range 2 {
+				res := run(i)
+				if res.RPS > results[i].RPS {
+					results[i] = res
+				}
+				if i == 1 {
+					worstP99 = max(worstP99, res.P99)
+				}
+			}
+		}
+		results[1].P99 = worstP99
+		for i := 2; i < len(scenarios); i++ {
+			results[i] = run(i)
 		}
 		base := results[0].RPS
 		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
