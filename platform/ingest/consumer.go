@@ -7,10 +7,12 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	kafkago "github.com/segmentio/kafka-go"
@@ -444,7 +446,7 @@ func (c *Consumer) commitBatch(ctx context.Context, kafkaCommits chan<- []kafkag
 	backoff := c.cfg.MinBackoff
 	for attempt := 1; ; attempt++ {
 		attemptCtx, cancel := context.WithTimeout(ctx, attemptTimeout)
-		err := c.writeBatch(attemptCtx, dlq, w, b)
+		err := c.writeIsolating(attemptCtx, dlq, w, b.items)
 		cancel()
 		if err == nil {
 			break
@@ -473,6 +475,10 @@ func (c *Consumer) commitBatch(ctx context.Context, kafkaCommits chan<- []kafkag
 	}
 
 	// The stored offsets make a lost Kafka commit harmless: the messages come back and are skipped.
+	clear(w.last)
+	for i := range b.items {
+		w.last[topicPartition{b.items[i].msg.Topic, b.items[i].msg.Partition}] = i
+	}
 	commits := make([]kafkago.Message, 0, len(w.last))
 	for tp, i := range w.last {
 		m := b.items[i].msg
@@ -508,9 +514,41 @@ func (c *Consumer) commitBatch(ctx context.Context, kafkaCommits chan<- []kafkag
 	return nil
 }
 
+// writeIsolating writes items; when Postgres refuses their values, it finds the messages it refuses
+// by halves and sends each of them to the DLQ, so that one bad record neither stalls its partition
+// nor keeps the rest of its batch out. Halves are written in order, so the offsets stored for a
+// partition only grow.
+func (c *Consumer) writeIsolating(ctx context.Context, dlq *kafkago.Writer, w *writeState, items []item) error {
+	err := c.writeBatch(ctx, dlq, w, items)
+	if err == nil || !rejectsValues(err) {
+		return err
+	}
+	if len(items) == 1 {
+		items[0].err = fmt.Errorf("refused by postgres: %w", err)
+		return c.writeBatch(ctx, dlq, w, items)
+	}
+	half := len(items) / 2
+	if err := c.writeIsolating(ctx, dlq, w, items[:half]); err != nil {
+		return err
+	}
+	return c.writeIsolating(ctx, dlq, w, items[half:])
+}
+
+// rejectsValues tells a batch that Postgres (or the COPY encoder) refuses for what its records hold
+// (data exceptions, integrity violations such as a row that no partition takes) from a failure to
+// serve it, which is retried as it is.
+func rejectsValues(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return strings.HasPrefix(pgErr.Code, "22") || strings.HasPrefix(pgErr.Code, "23")
+	}
+	var ve *valueError
+	return errors.As(err, &ve)
+}
+
 // writeBatch is one attempt: in one transaction, skip what an earlier run stored, send the
 // undecodable messages to the DLQ, write every sink, store the offsets, commit.
-func (c *Consumer) writeBatch(ctx context.Context, dlq *kafkago.Writer, w *writeState, b *batch) error {
+func (c *Consumer) writeBatch(ctx context.Context, dlq *kafkago.Writer, w *writeState, items []item) error {
 	tx, err := c.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
@@ -537,8 +575,8 @@ func (c *Consumer) writeBatch(ctx context.Context, dlq *kafkago.Writer, w *write
 		w.records[k] = v[:0]
 	}
 	w.dlq = w.dlq[:0]
-	for i := range b.items {
-		it := &b.items[i]
+	for i := range items {
+		it := &items[i]
 		tp := topicPartition{it.msg.Topic, it.msg.Partition}
 		w.last[tp] = i
 		stored, ok := w.stored[tp]
@@ -558,8 +596,8 @@ func (c *Consumer) writeBatch(ctx context.Context, dlq *kafkago.Writer, w *write
 		if err := dlq.WriteMessages(ctx, w.dlq...); err != nil {
 			return fmt.Errorf("produce %d messages to the DLQ: %w", len(w.dlq), err)
 		}
-		for i := range b.items {
-			it := &b.items[i]
+		for i := range items {
+			it := &items[i]
 			if !it.skip && it.err != nil && !it.dlqDone {
 				it.dlqDone = true
 				c.metrics.dlq.WithLabelValues(it.msg.Topic).Inc()
@@ -581,7 +619,7 @@ func (c *Consumer) writeBatch(ctx context.Context, dlq *kafkago.Writer, w *write
 	for tp, i := range w.last {
 		w.offT = append(w.offT, tp.topic)
 		w.offP = append(w.offP, int32(tp.partition))
-		w.offO = append(w.offO, b.items[i].msg.Offset)
+		w.offO = append(w.offO, items[i].msg.Offset)
 	}
 	// Sorted, so that consumers overlapping during a rebalance lock offset rows in one order.
 	_, err = tx.Exec(ctx, `

@@ -2,6 +2,7 @@ package ingest_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -397,5 +398,82 @@ func TestConsumerRetriesWhenDLQFails(t *testing.T) {
 	waitRows(t, pool, 2, 20*time.Second)
 	if v := counterValue(t, reg, "tidemark_ingest_dlq_total", map[string]string{"topic": itemsTopic}); v != 1 {
 		t.Errorf("dlq_total = %v, want 1", v)
+	}
+}
+
+// TestConsumerRefusedValuesToDLQ: records that decode but that Postgres, or the COPY encoder, cannot
+// store go to the DLQ with the refusal as reason, while every other record of their batches is
+// stored, and the partition moves on.
+func TestConsumerRefusedValuesToDLQ(t *testing.T) {
+	pool := pgtest.NewPool(t, srv)
+	newItemsDB(t, pool)
+	kc := startBroker(t)
+	reg := prometheus.NewRegistry()
+	var s itemSink
+	c := newConsumer(t, pool, kc, reg, s.sink())
+
+	good := genItems(0, 1200)
+	refused := map[string]string{} // txSig -> expected part of the reason
+	bad := func(i int, reason string, change func(*item)) {
+		it := good[i]
+		change(&it)
+		good[i] = it
+		refused[it.TxSig+"/"+strconv.Itoa(it.TxSigIndex)] = reason
+	}
+	bad(10, "invalid byte sequence", func(it *item) { it.Note = "nul \x00 byte" })                // text cannot hold NUL (22021)
+	bad(611, "no partition", func(it *item) { it.Ts = base.AddDate(1, 0, 0).Unix() })             // no month partition (23514)
+	bad(1001, "out of range for type integer", func(it *item) { it.TxSigIndex = 1 << 40 })        // the COPY encoder's range check
+	bad(1002, "out of range for type integer", func(it *item) { it.TxSigIndex = -(1 << 40) - 1 }) // the same batch, next to it
+	// One partition: the refused records sit between good ones of the same batches.
+	w := kc.NewWriter(itemsTopic)
+	w.Balancer = kafkago.BalancerFunc(func(kafkago.Message, ...int) int { return 0 })
+	msgs := make([]kafkago.Message, len(good))
+	for i, it := range good {
+		msgs[i] = kafkago.Message{Value: it.encode()}
+	}
+	if err := w.WriteMessages(context.Background(), msgs...); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	start(t, c)
+
+	waitRows(t, pool, len(good)-len(refused), 30*time.Second)
+	eventually(t, 10*time.Second, func() (bool, string) {
+		err := c.Ready()
+		return err == nil, fmt.Sprint(err)
+	})
+	if v := counterValue(t, reg, "tidemark_ingest_dlq_total", map[string]string{"topic": itemsTopic}); v != float64(len(refused)) {
+		t.Errorf("dlq_total = %v, want %d", v, len(refused))
+	}
+	var stored int
+	if err := pool.QueryRow(context.Background(), `SELECT "offset" FROM test.kafka_offsets WHERE partition = 0`).Scan(&stored); err != nil || stored != len(good)-1 {
+		t.Errorf("stored offset %d (%v), want %d: the partition must move past the refused records", stored, err, len(good)-1)
+	}
+
+	// Each refused record is produced on its own, so they may spread over the DLQ's partitions.
+	r := kafkago.NewReader(kafkago.ReaderConfig{Brokers: kc.Brokers, GroupID: "dlq-check", Topic: ingest.DLQTopic(itemsTopic),
+		StartOffset: kafkago.FirstOffset, MaxWait: 100 * time.Millisecond})
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for range len(refused) {
+		m, err := r.ReadMessage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var it item
+		if err := json.Unmarshal(m.Value, &it); err != nil {
+			t.Fatal(err)
+		}
+		key := it.TxSig + "/" + strconv.Itoa(it.TxSigIndex)
+		want, ok := refused[key]
+		if !ok {
+			t.Errorf("DLQ holds %s, which Postgres takes", m.Value)
+			continue
+		}
+		delete(refused, key)
+		if reason, _ := kafka.Header(m, ingest.HeaderDLQReason); !strings.Contains(reason, want) {
+			t.Errorf("%s: reason %q, want it to contain %q", key, reason, want)
+		}
 	}
 }

@@ -198,6 +198,15 @@ func (s *rowStream[T]) step() {
 	}
 }
 
+// valueError is a record's value that its column cannot hold: out of range, or text that does not
+// parse as the column's type. Unlike a value of a Go type the encoder does not know (a sink's bug,
+// which every record repeats), it condemns only its record.
+type valueError struct{ msg string }
+
+func (e *valueError) Error() string { return e.msg }
+
+func badValue(format string, args ...any) error { return &valueError{fmt.Sprintf(format, args...)} }
+
 // appendText writes v for column i, escaped for COPY text.
 func (e *copyEncoder) appendText(i int, v any) error {
 	if s, ok := v.(string); ok { // most values: skip the copy below
@@ -364,13 +373,13 @@ func (e *copyEncoder) appendInteger(k colKind, x int64) (ok bool, err error) {
 		e.buf = be.AppendUint64(e.buf, uint64(x))
 	case kindInt4:
 		if x < math.MinInt32 || x > math.MaxInt32 {
-			return true, fmt.Errorf("value %d is out of range for type integer", x)
+			return true, badValue("value %d is out of range for type integer", x)
 		}
 		e.buf = be.AppendUint32(e.buf, 4)
 		e.buf = be.AppendUint32(e.buf, uint32(int32(x)))
 	case kindInt2:
 		if x < math.MinInt16 || x > math.MaxInt16 {
-			return true, fmt.Errorf("value %d is out of range for type smallint", x)
+			return true, badValue("value %d is out of range for type smallint", x)
 		}
 		e.buf = be.AppendUint32(e.buf, 2)
 		e.buf = be.AppendUint16(e.buf, uint16(int16(x)))
@@ -405,7 +414,7 @@ func (e *copyEncoder) appendParsed(k colKind, s string) error {
 		}
 		x, err := strconv.ParseInt(strings.TrimSpace(s), 10, bits)
 		if err != nil {
-			return fmt.Errorf("invalid input for type %s: %w", kindNames[k], err)
+			return badValue("invalid input for type %s: %v", kindNames[k], err)
 		}
 		_, err = e.appendInteger(k, x)
 		return err
@@ -416,7 +425,7 @@ func (e *copyEncoder) appendParsed(k colKind, s string) error {
 		}
 		f, err := strconv.ParseFloat(strings.TrimSpace(s), bits)
 		if err != nil {
-			return fmt.Errorf("invalid input for type %s: %w", kindNames[k], err)
+			return badValue("invalid input for type %s: %v", kindNames[k], err)
 		}
 		if k == kindFloat4 {
 			e.buf = be.AppendUint32(e.buf, 4)
@@ -433,7 +442,7 @@ func (e *copyEncoder) appendParsed(k colKind, s string) error {
 			b = 1
 		case "f", "fa", "fal", "fals", "false", "n", "no", "off", "0":
 		default:
-			return fmt.Errorf("invalid input syntax for type boolean: %q", s)
+			return badValue("invalid input syntax for type boolean: %q", s)
 		}
 		e.buf = be.AppendUint32(e.buf, 1)
 		e.buf = append(e.buf, b)
@@ -458,7 +467,7 @@ const (
 // numeric, as Postgres's numeric_in reads it: the display scale is the count of fraction digits
 // less the exponent, and digits beyond it are kept exactly.
 func (e *copyEncoder) appendNumeric(s string) error {
-	bad := func() error { return fmt.Errorf("invalid input syntax for type numeric: %q", s) }
+	bad := func() error { return badValue("invalid input syntax for type numeric: %q", s) }
 	t := strings.TrimSpace(s)
 	if strings.EqualFold(t, "nan") {
 		e.appendNumericHeader(0, 0, numericNaN, 0)
@@ -500,7 +509,7 @@ func (e *copyEncoder) appendNumeric(s string) error {
 			return bad()
 		}
 		if x > maxExponent || x < -maxExponent {
-			return fmt.Errorf("value overflows numeric format: %q", s)
+			return badValue("value overflows numeric format: %q", s)
 		}
 		exp, rest = x, ""
 	}
@@ -545,7 +554,7 @@ func (e *copyEncoder) appendNumeric(s string) error {
 		sign = numericNeg
 	}
 	if ndigits > math.MaxInt16 || weight > math.MaxInt16 || weight < math.MinInt16 || dscale > 0x3FFF {
-		return fmt.Errorf("value overflows numeric format: %q", s)
+		return badValue("value overflows numeric format: %q", s)
 	}
 	e.appendNumericHeader(ndigits, weight, sign, dscale)
 	for j := 0; j < len(d); j += 4 {

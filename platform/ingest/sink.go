@@ -19,7 +19,10 @@ type Sink interface {
 	Decode(value []byte) (any, error)
 	// Write stores the decoded records of one batch, in consumption order (per partition), within
 	// tx. It is called once per topic per batch and again with the same records when the
-	// transaction has to be retried, so it must be idempotent (Table.Insert is).
+	// transaction has to be retried, so it must be idempotent (Table.Insert is). When Postgres
+	// refuses the batch's values (SQLSTATE classes 22 and 23, or a value its column cannot hold),
+	// the consumer writes the batch again by halves until it has the messages refused on their
+	// own, and sends those to the DLQ; any other error retries the batch whole.
 	Write(ctx context.Context, tx pgx.Tx, records []any) error
 }
 
