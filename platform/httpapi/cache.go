@@ -14,19 +14,30 @@ import (
 // expensive reads whose answer is the same for everyone who asks within ttl, such as the newest
 // candles every chart polls; keep ttl within the route's Cache-Control max-age so clients and CDNs
 // see nothing staler than they are already allowed to. Errors are never cached.
-func SharedCache(ttl time.Duration, maxEntries int) RouteOption {
+//
+// The cache holds at most maxBytes of keys and bodies: clients choose the keys, and a 1000-candle
+// answer is 250 KB, so a count of entries would let them make it hold gigabytes. When it is full of
+// live answers, new ones are served without being kept.
+func SharedCache(ttl time.Duration, maxBytes int) RouteOption {
 	return func(c *routeConfig) {
-		c.cache = &responseCache{ttl: ttl, max: maxEntries, entries: map[string]cachedResponse{}}
+		c.cache = &responseCache{ttl: ttl, max: maxBytes, entries: map[string]cachedResponse{}}
 	}
 }
 
 type responseCache struct {
 	ttl   time.Duration
-	max   int
+	max   int // bytes of keys and bodies
 	group singleflight.Group
 
 	mu      sync.Mutex
 	entries map[string]cachedResponse
+	order   []stored // what was stored, oldest first: with one ttl for all, also the order of expiry
+	bytes   int
+}
+
+type stored struct {
+	key     string
+	expires time.Time
 }
 
 // cachedResponse is a rendered answer; it implements Responder.
@@ -79,19 +90,37 @@ func (c *responseCache) wrap(f Func) Func {
 }
 
 func (c *responseCache) store(key string, e cachedResponse, now time.Time) {
+	size := len(key) + len(e.body)
+	if size > c.max {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.entries) >= c.max {
-		for k, old := range c.entries {
-			if !now.Before(old.expires) {
-				delete(c.entries, k)
-			}
-		}
-		if len(c.entries) >= c.max {
-			return // full of live entries: serve uncached rather than grow without bound
-		}
+	c.evict(now)
+	if old, ok := c.entries[key]; ok { // computed again after a miss that raced its expiry
+		c.bytes -= len(key) + len(old.body)
+		delete(c.entries, key)
+	}
+	if c.bytes+size > c.max {
+		return // full of live answers: serve uncached rather than grow
 	}
 	c.entries[key] = e
+	c.bytes += size
+	c.order = append(c.order, stored{key, e.expires})
+}
+
+// evict drops the entries that expired by now. A key stored again since has a later expiry than
+// its first place in the order, and is left to its second.
+func (c *responseCache) evict(now time.Time) {
+	n := 0
+	for ; n < len(c.order) && !now.Before(c.order[n].expires); n++ {
+		s := c.order[n]
+		if e, ok := c.entries[s.key]; ok && e.expires.Equal(s.expires) {
+			delete(c.entries, s.key)
+			c.bytes -= len(s.key) + len(e.body)
+		}
+	}
+	c.order = c.order[n:]
 }
 
 // render turns a Func's result into the bytes wrap would have written.

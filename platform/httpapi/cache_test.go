@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -28,7 +29,7 @@ func TestSharedCache(t *testing.T) {
 			return nil, errors.New("boom")
 		}
 		return map[string]any{"call": n, "q": r.URL.RawQuery}, nil
-	}, httpapi.SharedCache(ttl, 16), httpapi.CacheControl("public, max-age=2"))
+	}, httpapi.SharedCache(ttl, 1<<20), httpapi.CacheControl("public, max-age=2"))
 	h := api.Handler()
 	get := func(path string) *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()
@@ -89,5 +90,48 @@ func TestSharedCache(t *testing.T) {
 	wg.Wait()
 	if got := calls.Load() - before; got != 1 {
 		t.Fatalf("8 concurrent misses made %d calls, want 1", got)
+	}
+}
+
+// TestSharedCacheBoundsBytes: clients choose the keys, so what the cache keeps is bounded by bytes;
+// answers that do not fit are served uncached until expiry makes room.
+func TestSharedCacheBoundsBytes(t *testing.T) {
+	api := httpapi.New(httpapi.Options{})
+	const ttl = 150 * time.Millisecond
+	var calls atomic.Int32
+	api.Handle(http.MethodGet, "/b/{x}", func(r *http.Request) (any, error) {
+		calls.Add(1)
+		n := 1000
+		if httpapi.PathVar(r, "x") == "big" {
+			n = 3000
+		}
+		return httpapi.RawJSON(`"` + strings.Repeat("x", n-2) + `"`), nil
+	}, httpapi.SharedCache(ttl, 2500)) // two 1000-byte answers and their keys
+	get := func(path string) {
+		rec := httptest.NewRecorder()
+		api.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		if rec.Code != 200 {
+			t.Fatalf("%s: %d %s", path, rec.Code, rec.Body)
+		}
+	}
+	steps := []struct {
+		name      string
+		wait      time.Duration
+		paths     []string
+		wantCalls int32
+	}{
+		{"two fit", 0, []string{"/b/1", "/b/2", "/b/1", "/b/2"}, 2},
+		{"a third is served, not kept", 0, []string{"/b/3", "/b/3"}, 4},
+		{"nor one larger than the budget", 0, []string{"/b/big", "/b/big"}, 6},
+		{"expiry makes room", ttl + 30*time.Millisecond, []string{"/b/3", "/b/3"}, 7},
+	}
+	for _, s := range steps {
+		time.Sleep(s.wait)
+		for _, p := range s.paths {
+			get(p)
+		}
+		if got := calls.Load(); got != s.wantCalls {
+			t.Fatalf("%s: %d calls, want %d", s.name, got, s.wantCalls)
+		}
 	}
 }

@@ -39,9 +39,10 @@ func Routes(api *httpapi.API, store market.Store, now func() time.Time) {
 		api.Handle(nethttp.MethodGet, base+"/{year}/{month}/{day}", h.dated(l.series, l.allowed), httpapi.CacheControl("public, max-age=30"))
 	}
 	// Every chart of a market polls the same newest candles: one computation per second serves them
-	// all, within the max-age the route already gives clients and CDNs.
+	// all, within the max-age the route already gives clients and CDNs. 64 MB holds the newest
+	// 1000 candles of every market at every resolution a few times over.
 	api.Handle(nethttp.MethodGet, "/market/{symbol}/candles/{resolution}", h.candles, rolling,
-		httpapi.SharedCache(time.Second, 4096))
+		httpapi.SharedCache(time.Second, 64<<20))
 }
 
 type handlers struct {
