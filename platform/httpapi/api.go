@@ -67,6 +67,7 @@ type API struct {
 	duration *prometheus.HistogramVec
 	pageKey  []byte
 	macs     sync.Pool // of hash.Hash: HMAC-SHA256 keyed with pageKey, see cursorMAC
+	scratch  scratchPools
 	now      func() time.Time
 	handler  http.Handler
 }
@@ -223,8 +224,9 @@ func (a *API) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 type reqState struct {
 	route string
 
-	mu   sync.Mutex
-	lent []*[]byte
+	pools *scratchPools // the API's, which Scratch lends from
+	mu    sync.Mutex
+	lent  []*[]byte
 }
 
 type stateKey struct{}
@@ -261,7 +263,7 @@ func routeOf(r *http.Request) string {
 
 func (a *API) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	st := &reqState{}
+	st := &reqState{pools: &a.scratch}
 	ctx := context.WithValue(r.Context(), stateKey{}, st)
 	ctx = otel.GetTextMapPropagator().Extract(ctx, propagation.HeaderCarrier(r.Header))
 	ctx, span := a.tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer),

@@ -21,8 +21,7 @@ func Scratch(ctx context.Context, n int) []byte {
 	if st == nil || n > maxScratch {
 		return make([]byte, 0, n)
 	}
-	class := scratchClass(n)
-	buf := scratchPools[class].Get().(*[]byte)
+	buf := st.pools.get(n)
 	st.mu.Lock()
 	st.lent = append(st.lent, buf)
 	st.mu.Unlock()
@@ -37,17 +36,20 @@ const (
 	maxScratch     = 1 << maxScratchBits
 )
 
-var scratchPools [maxScratchBits - minScratchBits + 1]sync.Pool
+// scratchPools holds an API's scratch buffers, a pool per size class.
+type scratchPools [maxScratchBits - minScratchBits + 1]sync.Pool
 
-func init() {
-	for i := range scratchPools {
-		size := 1 << (minScratchBits + i)
-		scratchPools[i].New = func() any {
-			b := make([]byte, 0, size)
-			return &b
-		}
+// get returns a buffer of at least n bytes (n <= maxScratch).
+func (p *scratchPools) get(n int) *[]byte {
+	class := scratchClass(n)
+	if b, ok := p[class].Get().(*[]byte); ok {
+		return b
 	}
+	b := make([]byte, 0, 1<<(minScratchBits+class))
+	return &b
 }
+
+func (p *scratchPools) put(b *[]byte) { p[scratchClass(cap(*b))].Put(b) }
 
 // scratchClass is the index of the smallest pool whose buffers hold n bytes (n <= maxScratch).
 func scratchClass(n int) int {
@@ -65,6 +67,6 @@ func (st *reqState) releaseScratch() {
 	st.lent = nil
 	st.mu.Unlock()
 	for _, buf := range lent {
-		scratchPools[scratchClass(cap(*buf))].Put(buf)
+		st.pools.put(buf)
 	}
 }
