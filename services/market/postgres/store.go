@@ -126,16 +126,16 @@ func (s *Store) Rolling(ctx context.Context, q market.RollingQuery) ([]market.Ro
 	if q.After != nil {
 		until = min(until, q.After.Ts)
 	}
+	out := make([]market.Row, 0, q.Limit)
+	if q.Since > until {
+		return out, nil // a cursor older than the window
+	}
 	k := rollingKey{series: q.Series, after: q.After != nil}
 	k.from, _ = pg.MonthRange(time.Unix(q.Since, 0))
 	k.to, _ = pg.MonthRange(time.Unix(until, 0))
 	stmts, err := s.rollingSQL(k)
 	if err != nil {
 		return nil, err
-	}
-	out := make([]market.Row, 0, q.Limit)
-	if q.Since > until {
-		return out, nil // a cursor older than the window
 	}
 	for _, sql := range stmts {
 		args := []any{q.Symbol, q.Since, q.Limit - len(out)}
