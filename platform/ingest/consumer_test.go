@@ -213,31 +213,14 @@ func TestConsumerMalformedToDLQ(t *testing.T) {
 		values = append(values, it.encode())
 	}
 	// One partition keeps the bad messages between good ones.
-	w := kc.NewWriter(itemsTopic)
-	w.Balancer = kafkago.BalancerFunc(func(kafkago.Message, ...int) int { return 0 })
-	msgs := make([]kafkago.Message, len(values))
-	for i, v := range values {
-		msgs[i] = kafkago.Message{Value: v, Headers: []kafkago.Header{{Key: "event-type", Value: []byte("item")}}}
-	}
-	if err := w.WriteMessages(context.Background(), msgs...); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
+	produceToPartition0(t, kc, values...)
 
 	waitRows(t, pool, 4, 20*time.Second)
 	if v := counterValue(t, reg, "tidemark_ingest_dlq_total", map[string]string{"topic": itemsTopic}); v != 3 {
 		t.Errorf("dlq_total = %v, want 3", v)
 	}
 
-	r := kafkago.NewReader(kafkago.ReaderConfig{Brokers: kc.Brokers, Topic: ingest.DLQTopic(itemsTopic), Partition: 0, MaxWait: 100 * time.Millisecond})
-	defer r.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for range bad {
-		m, err := r.ReadMessage(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, m := range readDLQ(t, kc, len(bad)) {
 		want, ok := bad[string(m.Value)]
 		if !ok {
 			t.Errorf("unexpected DLQ message %s", m.Value)
@@ -425,16 +408,11 @@ func TestConsumerRefusedValuesToDLQ(t *testing.T) {
 	bad(1001, "out of range for type integer", func(it *item) { it.TxSigIndex = 1 << 40 })        // the COPY encoder's range check
 	bad(1002, "out of range for type integer", func(it *item) { it.TxSigIndex = -(1 << 40) - 1 }) // the same batch, next to it
 	// One partition: the refused records sit between good ones of the same batches.
-	w := kc.NewWriter(itemsTopic)
-	w.Balancer = kafkago.BalancerFunc(func(kafkago.Message, ...int) int { return 0 })
-	msgs := make([]kafkago.Message, len(good))
+	values := make([][]byte, len(good))
 	for i, it := range good {
-		msgs[i] = kafkago.Message{Value: it.encode()}
+		values[i] = it.encode()
 	}
-	if err := w.WriteMessages(context.Background(), msgs...); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
+	produceToPartition0(t, kc, values...)
 	start(t, c)
 
 	waitRows(t, pool, len(good)-len(refused), 30*time.Second)
@@ -450,17 +428,7 @@ func TestConsumerRefusedValuesToDLQ(t *testing.T) {
 		t.Errorf("stored offset %d (%v), want %d: the partition must move past the refused records", stored, err, len(good)-1)
 	}
 
-	// Each refused record is produced on its own, so they may spread over the DLQ's partitions.
-	r := kafkago.NewReader(kafkago.ReaderConfig{Brokers: kc.Brokers, GroupID: "dlq-check", Topic: ingest.DLQTopic(itemsTopic),
-		StartOffset: kafkago.FirstOffset, MaxWait: 100 * time.Millisecond})
-	defer r.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	for range len(refused) {
-		m, err := r.ReadMessage(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, m := range readDLQ(t, kc, len(refused)) {
 		var it item
 		if err := json.Unmarshal(m.Value, &it); err != nil {
 			t.Fatal(err)

@@ -166,6 +166,42 @@ func produce(tb testing.TB, kc kafka.Config, topic string, values ...[]byte) {
 	}
 }
 
+// produceToPartition0 writes values, in order, to partition 0 of the items topic, each with an
+// event-type header, so that bad messages sit between good ones of one stream.
+func produceToPartition0(tb testing.TB, kc kafka.Config, values ...[]byte) {
+	tb.Helper()
+	w := kc.NewWriter(itemsTopic)
+	defer w.Close()
+	w.Balancer = kafkago.BalancerFunc(func(kafkago.Message, ...int) int { return 0 })
+	msgs := make([]kafkago.Message, len(values))
+	for i, v := range values {
+		msgs[i] = kafkago.Message{Value: v, Headers: []kafkago.Header{{Key: "event-type", Value: []byte("item")}}}
+	}
+	if err := w.WriteMessages(context.Background(), msgs...); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// readDLQ reads n messages from the items topic's DLQ, from every partition: each DLQ write may
+// land on another.
+func readDLQ(tb testing.TB, kc kafka.Config, n int) []kafkago.Message {
+	tb.Helper()
+	r := kafkago.NewReader(kafkago.ReaderConfig{Brokers: kc.Brokers, GroupID: tb.Name() + "-dlq", Topic: ingest.DLQTopic(itemsTopic),
+		StartOffset: kafkago.FirstOffset, MaxWait: 100 * time.Millisecond})
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out := make([]kafkago.Message, 0, n)
+	for range n {
+		m, err := r.ReadMessage(ctx)
+		if err != nil {
+			tb.Fatalf("read DLQ message %d of %d: %v", len(out)+1, n, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
 func produceItems(tb testing.TB, kc kafka.Config, items []item) {
 	tb.Helper()
 	values := make([][]byte, len(items))
