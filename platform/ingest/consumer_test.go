@@ -74,42 +74,38 @@ func counterValue(tb testing.TB, reg *prometheus.Registry, name string, labels m
 
 func TestConsumerIngestsReplayedBatchOnce(t *testing.T) {
 	pool := pgtest.NewPool(t, srv)
-	newItemsDB(t, pool)
-	kc := startBroker(t)
-	reg := prometheus.NewRegistry()
-	var s itemSink
-	c := newConsumer(t, pool, kc, reg, s.sink())
+	rig := newItemsRig(t, pool)
 	var commits atomic.Int64
-	c.OnCommit(func(context.Context) { commits.Add(1) })
-	if err := c.Ready(); err == nil {
+	rig.c.OnCommit(func(context.Context) { commits.Add(1) })
+	if err := rig.c.Ready(); err == nil {
 		t.Error("ready before Run")
 	}
-	r := start(t, c)
+	r := start(t, rig.c)
 
 	batch := genItems(0, 1200)
-	produceItems(t, kc, batch)
-	produceItems(t, kc, batch) // the same batch delivered twice
-	produceItems(t, kc, genItems(1200, 300))
+	produceItems(t, rig.kc, batch)
+	produceItems(t, rig.kc, batch) // the same batch delivered twice
+	produceItems(t, rig.kc, genItems(1200, 300))
 	waitRows(t, pool, 1500, 20*time.Second)
 	eventually(t, 10*time.Second, func() (bool, string) {
-		n := counterValue(t, reg, "tidemark_ingest_messages_total", map[string]string{"topic": itemsTopic})
+		n := counterValue(t, rig.reg, "tidemark_ingest_messages_total", map[string]string{"topic": itemsTopic})
 		return n == 2700, fmt.Sprintf("messages_total = %v", n)
 	})
-	eventually(t, 5*time.Second, func() (bool, string) { err := c.Ready(); return err == nil, fmt.Sprint(err) })
-	if got := s.inserted.Load(); got != 1500 {
+	eventually(t, 5*time.Second, func() (bool, string) { err := rig.c.Ready(); return err == nil, fmt.Sprint(err) })
+	if got := rig.sink.inserted.Load(); got != 1500 {
 		t.Errorf("Insert reported %d new records, want 1500", got)
 	}
 	if commits.Load() == 0 {
 		t.Error("OnCommit hook never ran")
 	}
-	if v := counterValue(t, reg, "tidemark_ingest_ready", nil); v != 1 {
+	if v := counterValue(t, rig.reg, "tidemark_ingest_ready", nil); v != 1 {
 		t.Errorf("ready gauge = %v", v)
 	}
-	if v := counterValue(t, reg, "tidemark_ingest_batch_size", nil); v == 0 {
+	if v := counterValue(t, rig.reg, "tidemark_ingest_batch_size", nil); v == 0 {
 		t.Error("no batch observed")
 	}
 	for p := range 2 {
-		if v := counterValue(t, reg, "tidemark_ingest_lag", map[string]string{"topic": itemsTopic, "partition": strconv.Itoa(p)}); v != 0 {
+		if v := counterValue(t, rig.reg, "tidemark_ingest_lag", map[string]string{"topic": itemsTopic, "partition": strconv.Itoa(p)}); v != 0 {
 			t.Errorf("lag of partition %d = %v after catching up", p, v)
 		}
 	}
@@ -127,11 +123,11 @@ func TestConsumerIngestsReplayedBatchOnce(t *testing.T) {
 	}
 
 	// A clean stop committed to Kafka as well: a restarted consumer gets nothing again.
-	written := s.written.Load()
+	written := rig.sink.written.Load()
 	var s2 itemSink
-	c2 := newConsumer(t, pool, kc, nil, s2.sink())
+	c2 := newConsumer(t, pool, rig.kc, nil, s2.sink())
 	r2 := start(t, c2)
-	produceItems(t, kc, genItems(1500, 10))
+	produceItems(t, rig.kc, genItems(1500, 10))
 	waitRows(t, pool, 1510, 20*time.Second)
 	if err := r2.stop(t); err != nil {
 		t.Fatal(err)
@@ -189,12 +185,8 @@ func TestConsumerCrashBetweenDBAndKafkaCommit(t *testing.T) {
 
 func TestConsumerMalformedToDLQ(t *testing.T) {
 	pool := pgtest.NewPool(t, srv)
-	newItemsDB(t, pool)
-	kc := startBroker(t)
-	reg := prometheus.NewRegistry()
-	var s itemSink
-	c := newConsumer(t, pool, kc, reg, s.sink())
-	start(t, c)
+	rig := newItemsRig(t, pool)
+	start(t, rig.c)
 
 	good := genItems(0, 4)
 	bad := map[string]string{ // value -> expected part of the reason
@@ -213,14 +205,14 @@ func TestConsumerMalformedToDLQ(t *testing.T) {
 		values = append(values, it.encode())
 	}
 	// One partition keeps the bad messages between good ones.
-	produceToPartition0(t, kc, values...)
+	produceToPartition0(t, rig.kc, values...)
 
 	waitRows(t, pool, 4, 20*time.Second)
-	if v := counterValue(t, reg, "tidemark_ingest_dlq_total", map[string]string{"topic": itemsTopic}); v != 3 {
+	if v := counterValue(t, rig.reg, "tidemark_ingest_dlq_total", map[string]string{"topic": itemsTopic}); v != 3 {
 		t.Errorf("dlq_total = %v, want 3", v)
 	}
 
-	for _, m := range readDLQ(t, kc, len(bad)) {
+	for _, m := range readDLQ(t, rig.kc, len(bad)) {
 		want, ok := bad[string(m.Value)]
 		if !ok {
 			t.Errorf("unexpected DLQ message %s", m.Value)
@@ -260,36 +252,32 @@ func TestConsumerWaitsForPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	newItemsDB(t, pool)
-	kc := startBroker(t)
-	reg := prometheus.NewRegistry()
-	var s itemSink
-	c := newConsumer(t, pool, kc, reg, s.sink())
-	r := start(t, c)
+	rig := newItemsRig(t, pool)
+	r := start(t, rig.c)
 
-	produceItems(t, kc, genItems(0, 300))
+	produceItems(t, rig.kc, genItems(0, 300))
 	waitRows(t, pool, 300, 20*time.Second)
-	eventually(t, 5*time.Second, func() (bool, string) { err := c.Ready(); return err == nil, fmt.Sprint(err) })
+	eventually(t, 5*time.Second, func() (bool, string) { err := rig.c.Ready(); return err == nil, fmt.Sprint(err) })
 
 	if err := own.Pause(); err != nil {
 		t.Fatal(err)
 	}
-	produceItems(t, kc, genItems(300, 700))
+	produceItems(t, rig.kc, genItems(300, 700))
 	eventually(t, 10*time.Second, func() (bool, string) {
-		return c.Ready() != nil && counterValue(t, reg, "tidemark_ingest_ready", nil) == 0, "still ready with Postgres down"
+		return rig.c.Ready() != nil && counterValue(t, rig.reg, "tidemark_ingest_ready", nil) == 0, "still ready with Postgres down"
 	})
-	if v := counterValue(t, reg, "tidemark_ingest_retries_total", nil); v == 0 {
+	if v := counterValue(t, rig.reg, "tidemark_ingest_retries_total", nil); v == 0 {
 		t.Error("no retries counted")
 	}
 	if err := own.Resume(ctx); err != nil {
 		t.Fatal(err)
 	}
 	waitRows(t, pool, 1000, 20*time.Second)
-	eventually(t, 5*time.Second, func() (bool, string) { err := c.Ready(); return err == nil, fmt.Sprint(err) })
+	eventually(t, 5*time.Second, func() (bool, string) { err := rig.c.Ready(); return err == nil, fmt.Sprint(err) })
 	if err := r.stop(t); err != nil {
 		t.Fatal(err)
 	}
-	if v := counterValue(t, reg, "tidemark_ingest_messages_total", map[string]string{"topic": itemsTopic}); v != 1000 {
+	if v := counterValue(t, rig.reg, "tidemark_ingest_messages_total", map[string]string{"topic": itemsTopic}); v != 1000 {
 		t.Errorf("messages_total = %v, want 1000", v)
 	}
 }
@@ -338,15 +326,14 @@ func TestConsumerRetriesWhenDLQFails(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	pool := pgtest.NewPool(t, srv)
-	newItemsDB(t, pool)
-	kc := startBroker(t)
+	rig := newItemsRig(t, pool)
 	dlqTopic := ingest.DLQTopic(itemsTopic)
-	if err := kafka.EnsureTopics(ctx, kc.Brokers, 1, dlqTopic); err != nil {
+	if err := kafka.EnsureTopics(ctx, rig.kc.Brokers, 1, dlqTopic); err != nil {
 		t.Fatal(err)
 	}
 	setMaxBytes := func(n int) {
 		t.Helper()
-		resp, err := (&kafkago.Client{Addr: kafkago.TCP(kc.Brokers...)}).AlterConfigs(ctx, &kafkago.AlterConfigsRequest{
+		resp, err := (&kafkago.Client{Addr: kafkago.TCP(rig.kc.Brokers...)}).AlterConfigs(ctx, &kafkago.AlterConfigsRequest{
 			Resources: []kafkago.AlterConfigRequestResource{{
 				ResourceType: kafkago.ResourceTypeTopic, ResourceName: dlqTopic,
 				Configs: []kafkago.AlterConfigRequestConfig{{Name: "max.message.bytes", Value: strconv.Itoa(n)}},
@@ -363,23 +350,20 @@ func TestConsumerRetriesWhenDLQFails(t *testing.T) {
 	}
 	setMaxBytes(10) // nothing fits: every DLQ write fails
 
-	reg := prometheus.NewRegistry()
-	var s itemSink
-	c := newConsumer(t, pool, kc, reg, s.sink())
-	start(t, c)
+	start(t, rig.c)
 	items := genItems(0, 2)
-	produce(t, kc, itemsTopic, items[0].encode(), []byte(`{"broken":`), items[1].encode())
+	produce(t, rig.kc, itemsTopic, items[0].encode(), []byte(`{"broken":`), items[1].encode())
 
 	eventually(t, 20*time.Second, func() (bool, string) {
-		n := counterValue(t, reg, "tidemark_ingest_retries_total", nil)
-		return n >= 2 && c.Ready() != nil, fmt.Sprintf("retries %v, ready %v", n, c.Ready())
+		n := counterValue(t, rig.reg, "tidemark_ingest_retries_total", nil)
+		return n >= 2 && rig.c.Ready() != nil, fmt.Sprintf("retries %v, ready %v", n, rig.c.Ready())
 	})
 	if n, _ := countRows(t, pool); n != 0 {
 		t.Fatalf("%d rows committed although the DLQ write failed", n)
 	}
 	setMaxBytes(1 << 20)
 	waitRows(t, pool, 2, 20*time.Second)
-	if v := counterValue(t, reg, "tidemark_ingest_dlq_total", map[string]string{"topic": itemsTopic}); v != 1 {
+	if v := counterValue(t, rig.reg, "tidemark_ingest_dlq_total", map[string]string{"topic": itemsTopic}); v != 1 {
 		t.Errorf("dlq_total = %v, want 1", v)
 	}
 }
@@ -389,11 +373,7 @@ func TestConsumerRetriesWhenDLQFails(t *testing.T) {
 // stored, and the partition moves on.
 func TestConsumerRefusedValuesToDLQ(t *testing.T) {
 	pool := pgtest.NewPool(t, srv)
-	newItemsDB(t, pool)
-	kc := startBroker(t)
-	reg := prometheus.NewRegistry()
-	var s itemSink
-	c := newConsumer(t, pool, kc, reg, s.sink())
+	rig := newItemsRig(t, pool)
 
 	good := genItems(0, 1200)
 	refused := map[string]string{} // txSig -> expected part of the reason
@@ -412,15 +392,15 @@ func TestConsumerRefusedValuesToDLQ(t *testing.T) {
 	for i, it := range good {
 		values[i] = it.encode()
 	}
-	produceToPartition0(t, kc, values...)
-	start(t, c)
+	produceToPartition0(t, rig.kc, values...)
+	start(t, rig.c)
 
 	waitRows(t, pool, len(good)-len(refused), 30*time.Second)
 	eventually(t, 10*time.Second, func() (bool, string) {
-		err := c.Ready()
+		err := rig.c.Ready()
 		return err == nil, fmt.Sprint(err)
 	})
-	if v := counterValue(t, reg, "tidemark_ingest_dlq_total", map[string]string{"topic": itemsTopic}); v != float64(len(refused)) {
+	if v := counterValue(t, rig.reg, "tidemark_ingest_dlq_total", map[string]string{"topic": itemsTopic}); v != float64(len(refused)) {
 		t.Errorf("dlq_total = %v, want %d", v, len(refused))
 	}
 	var stored int
@@ -428,7 +408,7 @@ func TestConsumerRefusedValuesToDLQ(t *testing.T) {
 		t.Errorf("stored offset %d (%v), want %d: the partition must move past the refused records", stored, err, len(good)-1)
 	}
 
-	for _, m := range readDLQ(t, kc, len(refused)) {
+	for _, m := range readDLQ(t, rig.kc, len(refused)) {
 		var it item
 		if err := json.Unmarshal(m.Value, &it); err != nil {
 			t.Fatal(err)

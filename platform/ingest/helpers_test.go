@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 	kafkago "github.com/segmentio/kafka-go"
 
 	"github.com/tidemark/tidemark/platform/ingest"
@@ -136,6 +137,22 @@ func (s *itemSink) sink() ingest.Sink {
 		s.inserted.Add(int64(len(ins)))
 		return err
 	})
+}
+
+// itemsRig is a consumer of the items topic into pool, on a broker and with metrics of its own.
+type itemsRig struct {
+	kc   kafka.Config
+	reg  *prometheus.Registry
+	sink *itemSink
+	c    *ingest.Consumer
+}
+
+func newItemsRig(tb testing.TB, pool *pgxpool.Pool) itemsRig {
+	tb.Helper()
+	newItemsDB(tb, pool)
+	r := itemsRig{kc: startBroker(tb), reg: prometheus.NewRegistry(), sink: &itemSink{}}
+	r.c = newConsumer(tb, pool, r.kc, r.reg, r.sink.sink())
+	return r
 }
 
 func startBroker(tb testing.TB) kafka.Config {
