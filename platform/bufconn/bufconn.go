@@ -29,8 +29,9 @@ func Wrap(c net.Conn) *Conn {
 // is at least as large (then it reads into p directly).
 func (c *Conn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
-// DialFunc is the signature of the dial hooks of pgx and kafka-go.
-type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+// DialFunc is the signature of the dial hooks of pgx and kafka-go. An alias, so that their own
+// types (pgconn.DialFunc, a plain func in kafka-go) pass to and from Dialer without conversions.
+type DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // Dialer wraps the connections dial makes (nil: a net.Dialer).
 func Dialer(dial DialFunc) DialFunc {

@@ -42,7 +42,7 @@ func Open(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error
 	}
 	// Pages of rows arrive through pgx's 8 KB read buffer, a read system call each; a buffer of
 	// our own below it takes a 25 KB page of fills in one or two.
-	cfg.ConnConfig.DialFunc = pgconn.DialFunc(bufconn.Dialer(bufconn.DialFunc(cfg.ConnConfig.DialFunc)))
+	cfg.ConnConfig.DialFunc = bufconn.Dialer(cfg.ConnConfig.DialFunc)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pg: create pool: %w", err)
