@@ -26,7 +26,7 @@ type Config struct {
 	Group string
 	// Schema holds <Schema>.kafka_offsets (created by pg.Migrate).
 	Schema string
-	// BatchSize is the most messages written in one transaction (default 10000). Each transaction
+	// BatchSize is the most messages written in one transaction (default DefaultBatchSize). Each transaction
 	// costs a COPY start, a commit and a Kafka commit: on this 2-core machine 2000-row batches of
 	// fills reached ~30k rows/s and 10000-row ones ~52k. Under light load BatchWait closes batches
 	// long before they fill, so the size only matters when there is a backlog.
@@ -40,9 +40,12 @@ type Config struct {
 	ShutdownGrace time.Duration
 }
 
+// DefaultBatchSize is Config.BatchSize when none is set.
+const DefaultBatchSize = 10000
+
 func (c *Config) defaults() {
 	if c.BatchSize <= 0 {
-		c.BatchSize = 10000
+		c.BatchSize = DefaultBatchSize
 	}
 	if c.BatchWait <= 0 {
 		c.BatchWait = 100 * time.Millisecond
