@@ -203,8 +203,7 @@ func produceToPartition0(tb testing.TB, kc kafka.Config, values ...[]byte) {
 // land on another.
 func readDLQ(tb testing.TB, kc kafka.Config, n int) []kafkago.Message {
 	tb.Helper()
-	r := kafkago.NewReader(kafkago.ReaderConfig{Brokers: kc.Brokers, GroupID: tb.Name() + "-dlq", Topic: ingest.DLQTopic(itemsTopic),
-		StartOffset: kafkago.FirstOffset, MaxWait: 100 * time.Millisecond})
+	r := kc.NewReader(tb.Name()+"-dlq", []string{ingest.DLQTopic(itemsTopic)})
 	defer r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
