@@ -142,15 +142,28 @@ func ingestRound(b *testing.B) ingestRates {
 	pool := database(b, "bench_ingest", true)
 	defer pool.Close()
 
-	// Baseline: the rows the ingest would write, built beforehand, in one COPY.
+	// Baseline: the rows the ingest would write, decoded by the service's fills sink and built
+	// beforehand, in one COPY. The write path takes the same decoded records.
+	var sink ingest.Sink
+	// The service's default edge window: the simulated fills are weeks old, so neither the write
+	// path nor the ingest publishes candle changes.
+	for _, s := range postgres.NewIngest("market", 15*time.Minute, time.Now).Sinks() {
+		if s.Topic() == events.TopicFills {
+			sink = s
+		}
+	}
+	if sink == nil {
+		b.Fatalf("the market service has no sink for %s", events.TopicFills)
+	}
 	table := postgres.FillsTable("market")
+	recs := make([]any, len(msgs))
 	rows := make([][]any, len(msgs))
 	for i, m := range msgs {
-		r, err := events.Decode(m.Topic, m.Value)
+		r, err := sink.Decode(m.Value)
 		if err != nil {
 			b.Fatalf("decode: %v", err)
 		}
-		rows[i] = table.Row(postgres.StoredFill{Fill: r.(*events.Fill), JSON: m.Value})
+		recs[i], rows[i] = r, table.Row(r.(postgres.StoredFill))
 	}
 	// The market schema, migrated by a service that is not run.
 	svc, broker := marketService(b, pool, time.Now)
@@ -190,7 +203,7 @@ func ingestRound(b *testing.B) ingestRates {
 	total := len(msgs)
 	r.binaryRate, r.textRate = float64(total)/binaryTime.Seconds(), float64(total)/textTime.Seconds()
 	r.copyRate = max(r.binaryRate, r.textRate)
-	r.writeRate, r.writeCPU = writePath(b, pool, msgs)
+	r.writeRate, r.writeCPU = writePath(b, pool, sink, recs)
 
 	// The same fills through the broker. Producing is not timed: the figure is the consumer's.
 	kc := kafka.Config{Brokers: broker.Brokers()}
@@ -203,7 +216,7 @@ func ingestRound(b *testing.B) ingestRates {
 	w.Close()
 	// The baseline's rows and the produced messages would otherwise stay live through the
 	// ingest and make the collector scan a gigabyte the service never touches.
-	rows, text, msgs = nil, nil, nil
+	rows, text, msgs, recs = nil, nil, nil, nil
 	runtime.GC()
 
 	if *ingestProfile != "" {
@@ -252,31 +265,12 @@ func ingestRound(b *testing.B) ingestRates {
 	return r
 }
 
-// writePath writes msgs, decoded beforehand, through the market sink the consumer uses, a
-// consumer batch per transaction, and returns the rate and Postgres's CPU meanwhile.
-func writePath(b *testing.B, pool *pgxpool.Pool, msgs []events.Message) (float64, cpuTimes) {
+// writePath writes recs through sink, the market sink the consumer uses, a consumer batch per
+// transaction, and returns the rate and Postgres's CPU meanwhile.
+func writePath(b *testing.B, pool *pgxpool.Pool, sink ingest.Sink, recs []any) (float64, cpuTimes) {
 	b.Helper()
 	ctx := context.Background()
 	const batch = ingest.DefaultBatchSize
-	var sink ingest.Sink
-	// The service's default edge window: the simulated fills are weeks old, so neither this nor the
-	// ingest publishes candle changes.
-	for _, s := range postgres.NewIngest("market", 15*time.Minute, time.Now).Sinks() {
-		if s.Topic() == events.TopicFills {
-			sink = s
-		}
-	}
-	if sink == nil {
-		b.Fatalf("the market service has no sink for %s", events.TopicFills)
-	}
-	recs := make([]any, len(msgs))
-	for i, m := range msgs {
-		r, err := sink.Decode(m.Value)
-		if err != nil {
-			b.Fatalf("decode: %v", err)
-		}
-		recs[i] = r
-	}
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		b.Fatal(err)
