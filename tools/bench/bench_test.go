@@ -137,10 +137,18 @@ func startCPUProfile(b *testing.B, path string) (stop func()) {
 // cpuTimes is how long Postgres's processes ran and how long they were ready to run but waited for
 // a CPU. Waiting is what the benchmarks' own load (broker, consumer, load generator) costs the
 // database on this 2-core machine, where a deployment gives them machines of their own.
-type cpuTimes struct{ run, wait time.Duration }
+type cpuTimes struct {
+	run, wait time.Duration
+	// started counts the processes that began meanwhile and ran at least coldWork: new backends
+	// (see warmBackends), whose first pass over the shared buffers costs a third more CPU.
+	started int
+}
+
+const coldWork = 100 * time.Millisecond
 
 func (c cpuTimes) String() string {
-	return fmt.Sprintf("on CPU %s, waiting for one %s", c.run.Round(time.Millisecond), c.wait.Round(time.Millisecond))
+	return fmt.Sprintf("on CPU %s, waiting for one %s, %d new backends",
+		c.run.Round(time.Millisecond), c.wait.Round(time.Millisecond), c.started)
 }
 
 // pgCPU maps each postgres process to its scheduler times.
@@ -162,7 +170,7 @@ func postgresCPU() pgCPU {
 		}
 		var run, wait int64
 		if _, err := fmt.Sscan(string(stat), &run, &wait); err == nil {
-			out[p.Name()] = cpuTimes{time.Duration(run), time.Duration(wait)}
+			out[p.Name()] = cpuTimes{run: time.Duration(run), wait: time.Duration(wait)}
 		}
 	}
 	return out
@@ -174,6 +182,9 @@ func (now pgCPU) since(then pgCPU) cpuTimes {
 	for pid, t := range now {
 		d.run += t.run - then[pid].run
 		d.wait += t.wait - then[pid].wait
+		if _, seen := then[pid]; !seen && t.run >= coldWork {
+			d.started++
+		}
 	}
 	return d
 }
