@@ -18,6 +18,7 @@ import (
 	"github.com/tidemark/tidemark/platform/ingest"
 	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/services/market/postgres"
+	market "github.com/tidemark/tidemark/services/market/service"
 	"github.com/tidemark/tidemark/tools/sim"
 )
 
@@ -147,7 +148,7 @@ func ingestRound(b *testing.B) ingestRates {
 	var sink ingest.Sink
 	// The service's default edge window: the simulated fills are weeks old, so neither the write
 	// path nor the ingest publishes candle changes.
-	for _, s := range postgres.NewIngest("market", 15*time.Minute, time.Now).Sinks() {
+	for _, s := range postgres.NewIngest("market", market.DefaultEdgeWindow, time.Now).Sinks() {
 		if s.Topic() == events.TopicFills {
 			sink = s
 		}

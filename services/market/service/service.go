@@ -45,6 +45,9 @@ type Config struct {
 	ExportConcurrency int
 }
 
+// DefaultEdgeWindow is Config.EdgeWindow when none is set.
+const DefaultEdgeWindow = 15 * time.Minute
+
 func (c *Config) defaults() {
 	if c.Schema == "" {
 		c.Schema = "market"
@@ -53,7 +56,7 @@ func (c *Config) defaults() {
 		c.Group = "market"
 	}
 	if c.EdgeWindow == 0 {
-		c.EdgeWindow = 15 * time.Minute
+		c.EdgeWindow = DefaultEdgeWindow
 	}
 	if c.PartitionsFrom.IsZero() {
 		c.PartitionsFrom = time.Date(2022, 1, 1, 0, 0, 0, 0, time.UTC)
