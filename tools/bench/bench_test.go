@@ -7,6 +7,7 @@
 package bench_test
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -139,23 +141,26 @@ func startCPUProfile(b *testing.B, path string) (stop func()) {
 // database on this 2-core machine, where a deployment gives them machines of their own.
 type cpuTimes struct {
 	run, wait time.Duration
-	// started counts the processes that began meanwhile and ran at least coldWork: new backends
-	// (see warmBackends), whose first pass over the shared buffers costs a third more CPU.
+	// faults counts minor page faults: a backend's first write to each page of the shared buffers
+	// is one, and on this VM one costs about 20 µs (see warmBackends).
+	faults int64
+	// started counts the processes that began meanwhile and ran at least coldWork: new backends,
+	// whose first pass over the shared buffers costs a third more CPU.
 	started int
 }
 
 const coldWork = 100 * time.Millisecond
 
 func (c cpuTimes) String() string {
-	return fmt.Sprintf("on CPU %s, waiting for one %s, %d new backends",
-		c.run.Round(time.Millisecond), c.wait.Round(time.Millisecond), c.started)
+	return fmt.Sprintf("on CPU %s, waiting for one %s, %d page faults, %d new backends",
+		c.run.Round(time.Millisecond), c.wait.Round(time.Millisecond), c.faults, c.started)
 }
 
 // pgCPU maps each postgres process to its scheduler times.
 type pgCPU map[string]cpuTimes
 
-// postgresCPU reads /proc/<pid>/schedstat (nanoseconds on CPU, nanoseconds waiting) of every
-// postgres process; empty where /proc has no such file.
+// postgresCPU reads /proc/<pid>/schedstat (nanoseconds on CPU, nanoseconds waiting) and the minor
+// fault count of /proc/<pid>/stat of every postgres process; empty where /proc has no such file.
 func postgresCPU() pgCPU {
 	out := pgCPU{}
 	procs, _ := os.ReadDir("/proc")
@@ -170,10 +175,29 @@ func postgresCPU() pgCPU {
 		}
 		var run, wait int64
 		if _, err := fmt.Sscan(string(stat), &run, &wait); err == nil {
-			out[p.Name()] = cpuTimes{run: time.Duration(run), wait: time.Duration(wait)}
+			out[p.Name()] = cpuTimes{run: time.Duration(run), wait: time.Duration(wait), faults: minorFaults(p.Name())}
 		}
 	}
 	return out
+}
+
+// minorFaults is field 10 of /proc/<pid>/stat, counted from the command name's closing parenthesis
+// because the name may hold spaces; 0 when unreadable.
+func minorFaults(pid string) int64 {
+	stat, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
+	if err != nil {
+		return 0
+	}
+	end := bytes.LastIndexByte(stat, ')')
+	if end < 0 {
+		return 0
+	}
+	fields := strings.Fields(string(stat[end+1:]))
+	if len(fields) < 8 {
+		return 0
+	}
+	n, _ := strconv.ParseInt(fields[7], 10, 64)
+	return n
 }
 
 // since is what the processes of now spent after then; one started in between counts from zero.
@@ -182,6 +206,7 @@ func (now pgCPU) since(then pgCPU) cpuTimes {
 	for pid, t := range now {
 		d.run += t.run - then[pid].run
 		d.wait += t.wait - then[pid].wait
+		d.faults += t.faults - then[pid].faults
 		if _, seen := then[pid]; !seen && t.run >= coldWork {
 			d.started++
 		}

@@ -169,12 +169,8 @@ func ingestRound(b *testing.B) ingestRates {
 	// The market schema, migrated by a service that is not run.
 	svc, broker := marketService(b, pool, time.Now)
 	defer broker.Close()
-	// Every phase runs on warm backends, as a running service's connections are: an untimed COPY
-	// fills the table, and the connections the phases will use read it through the shared buffers.
-	if _, err := pool.CopyFrom(ctx, pgx.Identifier{"market", "fills"}, table.Columns, pgx.CopyFromRows(rows)); err != nil {
-		b.Fatalf("warm-up COPY: %v", err)
-	}
-	warmBackends(b, pool, phaseConns)
+	// Every phase runs on warm backends, as a running service's connections are.
+	warmBackends(b, pool, phaseConns, table.Columns, rows)
 	truncate(b, pool)
 	// Two raw COPYs of those rows into the empty table: pgx's binary COPY, and COPY of text
 	// rendered beforehand (no client work while timed). The faster one is the baseline.
@@ -302,21 +298,28 @@ func writePath(b *testing.B, pool *pgxpool.Pool, sink ingest.Sink, recs []any) (
 // backends that start during a phase, which tell when it is too few.
 const phaseConns = 4
 
-// warmBackends has n connections of pool, new or not, each read every partition of market.fills
-// into the shared buffers, which the warm-up COPY has filled to more than their size.
+// warmBackends has n connections of pool, new or not and held at once, each COPY rows into the
+// emptied market.fills, so that every phase runs on backends that have written through the shared
+// buffers before, as a running service's connections have.
 //
-// A Postgres backend maps each page of the shared buffers on its first touch. A new one runs its
-// first pass over them a third slower: a COPY of these fills on a new connection ran at 50-73k
-// rows/s with 34k page faults and 4.1-6.0 s of Postgres CPU, against 94-100k rows/s and 3.1 s on
-// a connection that had done one COPY before. Without this, the baseline ran on warm connections
-// and the ingest on the ones the pool opened for it.
-func warmBackends(b *testing.B, pool *pgxpool.Pool, n int) {
+// A backend's first write to a page of the shared buffers is a page fault, and this VM (a PVM guest,
+// see dmesg) takes about 20 µs a fault: touching 256 MB of fresh memory page by page takes 1.2 s here.
+// Measured in this benchmark:
+//   - A new connection's first COPY of these fills faulted 34 k times and took 4.1-6.0 s of Postgres
+//     CPU, against 3.1 s on a connection that had done one COPY before.
+//   - Reading the table through the shared buffers (pg_prewarm) is not enough: a backend warmed that
+//     way still faulted 1.7-1.9 k times in its first COPY, and 7.7-14.8 k times over the ingest's
+//     batches, while the one that had run the raw COPYs faulted about 120 times over the same ingest.
+//     Postgres took 3.9-5.1 s of CPU for those ingests, against 3.5-3.7 s for the warm one.
+//   - After one COPY, later COPYs of the same backend fault about 100 times at most: the buffers a
+//     TRUNCATE frees are the next ones handed out.
+//
+// Each phase reports its faults. The write path and the ingest still take some 2-6 k: by perf's
+// page-faults event, most of Postgres's faults come from B-tree inserts reading index pages into
+// buffers the backend has not touched before.
+func warmBackends(b *testing.B, pool *pgxpool.Pool, n int, columns []string, rows [][]any) {
 	b.Helper()
 	ctx := context.Background()
-	if _, err := pool.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_prewarm"); err != nil {
-		b.Fatalf("pg_prewarm: %v", err)
-	}
-	// Held together, so that they are n distinct connections.
 	conns := make([]*pgxpool.Conn, 0, n)
 	defer func() {
 		for _, c := range conns {
@@ -331,9 +334,11 @@ func warmBackends(b *testing.B, pool *pgxpool.Pool, n int) {
 		conns = append(conns, c)
 	}
 	for _, c := range conns {
-		// pg_prewarm reads without the ring buffer of a sequential scan, so every buffer is touched.
-		if _, err := c.Exec(ctx, `SELECT sum(public.pg_prewarm(inhrelid)) FROM pg_inherits WHERE inhparent = 'market.fills'::regclass`); err != nil {
-			b.Fatalf("pg_prewarm: %v", err)
+		if _, err := c.Exec(ctx, "TRUNCATE market.fills"); err != nil {
+			b.Fatalf("warm-up: %v", err)
+		}
+		if _, err := c.CopyFrom(ctx, pgx.Identifier{"market", "fills"}, columns, pgx.CopyFromRows(rows)); err != nil {
+			b.Fatalf("warm-up COPY: %v", err)
 		}
 	}
 }
