@@ -27,7 +27,7 @@ func DecodeFlat(value []byte, v any) (flat bool, err error) {
 	if d == nil {
 		return false, nil
 	}
-	return true, d.decode(value, rv)
+	return true, d.decode(string(value), rv)
 }
 
 // testDecoders caches DecodeFlat's decoders, which the fuzzer would otherwise rebuild per input.

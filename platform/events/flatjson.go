@@ -13,6 +13,7 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Strict decoding of message values. encoding/json spends most of its time scanning every value
@@ -29,14 +30,30 @@ import (
 // errTrailingData is the error for anything but whitespace after the record.
 var errTrailingData = errors.New("trailing data after the record")
 
-// decodeRecord decodes value into r, a pointer to a record struct, as strictly as decodeStd.
-func decodeRecord(value []byte, r Record) error {
+// decodeRecord decodes value into r, a pointer to a record struct, as strictly as decodeStd. The
+// record's strings are substrings of one copy of value.
+func decodeRecord(value []byte, r Record) error { return decodeInto(value, r, false) }
+
+// decodeRecordOwned is decodeRecord for a value that nothing changes afterwards: the record's strings
+// are substrings of value itself.
+func decodeRecordOwned(value []byte, r Record) error { return decodeInto(value, r, true) }
+
+func decodeInto(value []byte, r Record, owned bool) error {
 	rv := reflect.ValueOf(r).Elem()
 	d := flatDecoders()[rv.Type()]
 	if d == nil {
 		return decodeStd(value, r)
 	}
-	if err := d.decode(value, rv); err != nil {
+	// Every string field without escapes becomes a substring of s instead of an allocation of its
+	// own. The fields together hold nearly all of the message, so keeping it alive through them
+	// costs little.
+	var s string
+	if owned {
+		s = unsafe.String(unsafe.SliceData(value), len(value))
+	} else {
+		s = string(value)
+	}
+	if err := d.decode(s, rv); err != nil {
 		// Rejected messages are rare (they go to the dead-letter topic), so decoding them again costs
 		// nothing that matters and keeps the dead-letter reason worded as encoding/json words it, as it
 		// always was. The record is reset first: the fast path may have filled part of it.
@@ -254,12 +271,8 @@ func errSyntax(s string, i int, context string) error {
 	return &syntaxError{msg: fmt.Sprintf("invalid character %q %s", s[i], context), offset: i}
 }
 
-// decode decodes data into dst, an addressable value of d.typ.
-func (d *flatDecoder) decode(data []byte, dst reflect.Value) error {
-	// One copy of the whole message: every string field without escapes becomes a substring of it
-	// instead of an allocation of its own. The fields together hold nearly all of the message, so
-	// keeping it alive through them costs little.
-	s := string(data)
+// decode decodes s into dst, an addressable value of d.typ. String fields may be substrings of s.
+func (d *flatDecoder) decode(s string, dst reflect.Value) error {
 	i := skipSpace(s, 0)
 	if i == len(s) {
 		return errSyntax(s, i, "")

@@ -390,6 +390,7 @@ func BenchmarkDecodeFill(b *testing.B) {
 	}{
 		{"encoding-json", events.DecodeStdlib},
 		{"flat", events.Decode},
+		{"flat-owned", events.DecodeOwned},
 	} {
 		b.Run(bm.name, func(b *testing.B) {
 			value := []byte(simFill)
@@ -399,6 +400,42 @@ func BenchmarkDecodeFill(b *testing.B) {
 				if _, err := bm.decode(events.TopicFills, value); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// Decode's records own their memory; DecodeOwned's share the value's, which is what saves the copy.
+func TestDecodeOwnership(t *testing.T) {
+	want, err := events.Decode(events.TopicFills, []byte(simFill))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name   string
+		decode func(topic string, value []byte) (events.Record, error)
+		shares bool
+	}{
+		{"Decode", events.Decode, false},
+		{"DecodeOwned", events.DecodeOwned, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			value := []byte(simFill)
+			r, err := tt.decode(events.TopicFills, value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(r, want) {
+				t.Fatalf("decoded %+v, want %+v", r, want)
+			}
+			// Overwrite the value's bytes: a record that shares them sees its strings change.
+			for i := range value {
+				if value[i] >= 'a' && value[i] <= 'z' {
+					value[i] = 'x'
+				}
+			}
+			if changed := !reflect.DeepEqual(r, want); changed != tt.shares {
+				t.Errorf("record changed with its value: %v, want %v (taker now %q)", changed, tt.shares, r.(*events.Fill).Taker)
 			}
 		})
 	}

@@ -215,6 +215,14 @@ func Decode(topic string, value []byte) (Record, error) {
 	return decodeTopic(topic, value, decodeRecord)
 }
 
+// DecodeOwned is Decode for a value handed over to the record: its strings share value's memory, so
+// value must never change afterwards. It saves copying the message, a fifth of decoding a fill and
+// two thirds of the bytes it allocates. A consumer's message values qualify: kafka-go allocates each
+// one, and the consumer only reads it.
+func DecodeOwned(topic string, value []byte) (Record, error) {
+	return decodeTopic(topic, value, decodeRecordOwned)
+}
+
 // decodeTopic is Decode with the JSON decoder as a parameter, so that tests and benchmarks can run
 // the encoding/json path (decodeStd) beside the fast one.
 func decodeTopic(topic string, value []byte, decode func([]byte, Record) error) (Record, error) {

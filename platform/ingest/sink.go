@@ -15,7 +15,9 @@ type Sink interface {
 	// Topic is the Kafka topic the sink consumes.
 	Topic() string
 	// Decode parses and validates one message value. An error sends the message to
-	// "<topic>.dlq" with the error text as reason; it must not depend on Postgres.
+	// "<topic>.dlq" with the error text as reason; it must not depend on Postgres. value is the
+	// message's own memory, which nothing changes afterwards, so the record may share it
+	// (events.DecodeOwned).
 	Decode(value []byte) (any, error)
 	// Write stores the decoded records of one batch, in consumption order (per partition), within
 	// tx. It is called once per topic per batch and again with the same records when the

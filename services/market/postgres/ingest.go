@@ -46,10 +46,12 @@ func (in *Ingest) Sinks() []ingest.Sink {
 }
 
 // decode is strict (events.Decode) and checks the topic carries the record type the sink expects.
+// Records share the message's memory (events.DecodeOwned): the consumer hands each sink the value
+// kafka-go allocated for that message and never changes it.
 func decode[T events.Record](topic string) func([]byte) (T, error) {
 	return func(b []byte) (T, error) {
 		var zero T
-		r, err := events.Decode(topic, b)
+		r, err := events.DecodeOwned(topic, b)
 		if err != nil {
 			return zero, err
 		}
