@@ -299,8 +299,9 @@ func writePath(b *testing.B, pool *pgxpool.Pool, sink ingest.Sink, recs []any) (
 const phaseConns = 4
 
 // warmBackends has n connections of pool, new or not and held at once, each COPY rows into the
-// emptied market.fills, so that every phase runs on backends that have written through the shared
-// buffers before, as a running service's connections have.
+// emptied market.fills and then write through every page of the shared buffers, so that every phase
+// runs on backends that have done its work and written each buffer before, as a long-running
+// service's connections have.
 //
 // A backend's first write to a page of the shared buffers is a page fault, and this VM (a PVM guest,
 // see dmesg) takes about 20 µs a fault: touching 256 MB of fresh memory page by page takes 1.2 s here.
@@ -311,12 +312,13 @@ const phaseConns = 4
 //     way still faulted 1.7-1.9 k times in its first COPY, and 7.7-14.8 k times over the ingest's
 //     batches, while the one that had run the raw COPYs faulted about 120 times over the same ingest.
 //     Postgres took 3.9-5.1 s of CPU for those ingests, against 3.5-3.7 s for the warm one.
-//   - After one COPY, later COPYs of the same backend fault about 100 times at most: the buffers a
-//     TRUNCATE frees are the next ones handed out.
+//   - A COPY is not enough either: it writes its heap pages through a 16 MB ring, and the B-tree
+//     inserts of the write path and the ingest still faulted 2-6 k times each (perf's page-faults
+//     event puts most of Postgres's faults under _bt_doinsert, reading index pages into buffers).
+//     An INSERT, which has no ring, of half as much again as the shared buffers brought those to
+//     200-450 (2 k in a round where a new backend started during the ingest).
 //
-// Each phase reports its faults. The write path and the ingest still take some 2-6 k: by perf's
-// page-faults event, most of Postgres's faults come from B-tree inserts reading index pages into
-// buffers the backend has not touched before.
+// Each phase reports its faults, which tell when this is not enough.
 func warmBackends(b *testing.B, pool *pgxpool.Pool, n int, columns []string, rows [][]any) {
 	b.Helper()
 	ctx := context.Background()
@@ -339,6 +341,17 @@ func warmBackends(b *testing.B, pool *pgxpool.Pool, n int, columns []string, row
 		}
 		if _, err := c.CopyFrom(ctx, pgx.Identifier{"market", "fills"}, columns, pgx.CopyFromRows(rows)); err != nil {
 			b.Fatalf("warm-up COPY: %v", err)
+		}
+		for _, q := range []string{
+			"CREATE UNLOGGED TABLE public.bench_scratch (n int, pad text)",
+			// Rows of about 1 KB, 1.5 times the shared buffers' size.
+			`INSERT INTO public.bench_scratch
+			 SELECT n, repeat('x', 900) FROM generate_series(1, (pg_size_bytes(current_setting('shared_buffers')) * 3 / 2 / 1024)::int) n`,
+			"DROP TABLE public.bench_scratch",
+		} {
+			if _, err := c.Exec(ctx, q); err != nil {
+				b.Fatalf("warm-up: %v", err)
+			}
 		}
 	}
 }
