@@ -315,8 +315,8 @@ const phaseConns = 4
 //   - A COPY is not enough either: it writes its heap pages through a 16 MB ring, and the B-tree
 //     inserts of the write path and the ingest still faulted 2-6 k times each (perf's page-faults
 //     event puts most of Postgres's faults under _bt_doinsert, reading index pages into buffers).
-//     An INSERT, which has no ring, of half as much again as the shared buffers brought those to
-//     200-450 (2 k in a round where a new backend started during the ingest).
+//     An INSERT, which has no ring, of half as much again as the shared buffers brought every
+//     phase to 90-540 (2 k once, when a new backend started during the ingest).
 //
 // Each phase reports its faults, which tell when this is not enough.
 func warmBackends(b *testing.B, pool *pgxpool.Pool, n int, columns []string, rows [][]any) {
