@@ -268,23 +268,30 @@ func writePath(b *testing.B, pool *pgxpool.Pool, sink ingest.Sink, recs []any) (
 	b.Helper()
 	ctx := context.Background()
 	const batch = ingest.DefaultBatchSize
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	pg0 := postgresCPU()
-	start := time.Now()
-	for off := 0; off < len(recs); off += batch {
-		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-			return sink.Write(ctx, tx, recs[off:min(off+batch, len(recs))])
-		})
+	// One connection, released before the checks below: holding it there would make the pool open
+	// a new, cold backend that a later phase could draw. Released on failure too, or the pool's
+	// Close would wait for it forever.
+	elapsed, cpu, err := func() (time.Duration, cpuTimes, error) {
+		conn, err := pool.Acquire(ctx)
 		if err != nil {
-			b.Fatalf("write path: %v", err)
+			return 0, cpuTimes{}, err
 		}
+		defer conn.Release()
+		pg0 := postgresCPU()
+		start := time.Now()
+		for off := 0; off < len(recs); off += batch {
+			err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+				return sink.Write(ctx, tx, recs[off:min(off+batch, len(recs))])
+			})
+			if err != nil {
+				return 0, cpuTimes{}, err
+			}
+		}
+		return time.Since(start), postgresCPU().since(pg0), nil
+	}()
+	if err != nil {
+		b.Fatalf("write path: %v", err)
 	}
-	elapsed := time.Since(start)
-	cpu := postgresCPU().since(pg0)
-	conn.Release()
 	var stored int
 	if err := pool.QueryRow(ctx, "SELECT count(*) FROM market.fills").Scan(&stored); err != nil || stored != len(recs) {
 		b.Fatalf("write path: %d fills stored, want %d (%v)", stored, len(recs), err)
