@@ -126,7 +126,10 @@ type Delta struct {
 	OracleHigh, OracleLow  float64
 	Quote, Base            Volume
 
-	Trades []int // indexes of the trades in the input slice, in (ts, fillRecordId) order
+	// Trades are the indexes of the bucket's trades in the input slice, in (ts, fillRecordId) order.
+	// Deltas share one backing array per symbol (capped, so an append copies): eight appends per
+	// trade were a third of Aggregate's time.
+	Trades []int
 }
 
 // Aggregate folds trades into one delta per (symbol, resolution, bucket), for every resolution,
@@ -159,9 +162,11 @@ func Aggregate(trades []Trade) []*Delta {
 		for _, res := range Resolutions() {
 			var d *Delta
 			var end int64 // start of the bucket after d's
-			for _, i := range order {
+			first := 0    // d's first trade in order: a bucket's trades follow one another there
+			for k, i := range order {
 				t := &trades[i]
 				if d == nil || t.Ts >= end {
+					first = k
 					start := res.Floor(t.Ts)
 					d = &Delta{
 						Symbol: sym, Resolution: res, Ts: start,
@@ -177,7 +182,7 @@ func Aggregate(trades []Trade) []*Delta {
 				d.OracleHigh, d.OracleLow = max(d.OracleHigh, t.Oracle), min(d.OracleLow, t.Oracle)
 				d.Quote.Add(t.Quote)
 				d.Base.Add(t.Base)
-				d.Trades = append(d.Trades, i)
+				d.Trades = order[first : k+1 : k+1]
 			}
 		}
 	}

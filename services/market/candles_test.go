@@ -137,6 +137,19 @@ func TestAggregateAndAssemble(t *testing.T) {
 	if !reflect.DeepEqual(d.Trades, []int{1, 3, 2}) {
 		t.Fatalf("trade order %v", d.Trades)
 	}
+	if !reflect.DeepEqual(one[1].Trades, []int{0}) {
+		t.Fatalf("minute 10:02 trades %v", one[1].Trades)
+	}
+	// Deltas share their trade lists' memory: appending to one must leave the next bucket's alone.
+	_ = append(d.Trades, 99)
+	if !reflect.DeepEqual(one[1].Trades, []int{0}) {
+		t.Fatalf("appending to a delta's trades changed the next one's: %v", one[1].Trades)
+	}
+	for _, d := range deltas {
+		if d.Resolution == "60" && !reflect.DeepEqual(d.Trades, []int{1, 3, 2, 0}) {
+			t.Fatalf("hour trades %v", d.Trades)
+		}
+	}
 	for _, d := range deltas {
 		if d.Resolution == "60" && (d.FillFirst != 150 || d.FillClose != 151.5 || d.Quote.String() != "753000000") {
 			t.Fatalf("hour delta %+v", d)
