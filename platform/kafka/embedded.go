@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 )
@@ -20,7 +21,10 @@ type EmbeddedOptions struct {
 // Embedded is an in-process single-broker cluster speaking the real Kafka protocol, kept in
 // memory. Topics named by a producer or consumer (e.g. "<topic>.dlq") are created on first use.
 type Embedded struct {
-	cluster *kfake.Cluster
+	addrs []string
+
+	mu      sync.Mutex
+	cluster *kfake.Cluster // nil once closed
 }
 
 // StartEmbedded starts the broker. ctx only bounds start-up, which does not block today.
@@ -48,11 +52,21 @@ func StartEmbedded(ctx context.Context, opts EmbeddedOptions) (*Embedded, error)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: start embedded broker: %w", err)
 	}
-	return &Embedded{cluster: c}, nil
+	return &Embedded{addrs: c.ListenAddrs(), cluster: c}, nil
 }
 
 // Brokers are the addresses to dial.
-func (e *Embedded) Brokers() []string { return e.cluster.ListenAddrs() }
+func (e *Embedded) Brokers() []string { return e.addrs }
 
-// Close stops the broker and drops its data.
-func (e *Embedded) Close() { e.cluster.Close() }
+// Close stops the broker and drops its data; later calls do nothing. The cluster is let go of
+// because a stopped kfake cluster still holds every record produced to it, and whoever keeps the
+// Embedded (a test's cleanup list, say) would keep them all live: a benchmark round's 400 MB.
+func (e *Embedded) Close() {
+	e.mu.Lock()
+	c := e.cluster
+	e.cluster = nil
+	e.mu.Unlock()
+	if c != nil {
+		c.Close()
+	}
+}

@@ -1,8 +1,10 @@
 package kafka_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -109,6 +111,51 @@ func TestEmbeddedGroupRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// A closed broker must not keep its records alive through the Embedded that a test's cleanup list
+// (or a benchmark's) still holds.
+func TestEmbeddedCloseDropsData(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	e := startBroker(t, kafka.EmbeddedOptions{Partitions: 1, Topics: []string{"a"}})
+	w := kafka.Config{Brokers: e.Brokers(), ClientID: "test"}.NewWriter("a")
+	const n, size = 2000, 16 << 10
+	msgs := make([]kafkago.Message, n)
+	for i := range msgs {
+		msgs[i] = kafkago.Message{Value: bytes.Repeat([]byte{byte(i)}, size)}
+	}
+	if err := w.WriteMessages(ctx, msgs...); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w.Transport.(*kafkago.Transport).CloseIdleConnections()
+	msgs = nil
+	held := heapAlloc()
+	e.Close()
+	e.Close() // a second Close, as the cleanup will do, is harmless
+	// The broker's goroutines end shortly after Close.
+	var freed int64
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if freed = int64(held) - int64(heapAlloc()); freed >= n*size*8/10 {
+			break
+		}
+	}
+	if freed < n*size*8/10 {
+		t.Fatalf("closing the broker freed %d bytes; it held %d bytes of records", freed, n*size)
+	}
+	if len(e.Brokers()) == 0 {
+		t.Fatal("a closed broker forgot its addresses")
+	}
+}
+
+func heapAlloc() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
 }
 
 func assertPartitions(tb testing.TB, brokers []string, topic string, want int) {
