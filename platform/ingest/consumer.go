@@ -549,8 +549,8 @@ func rejectsValues(err error) bool {
 	return errors.As(err, &ve)
 }
 
-// writeBatch is one attempt: in one transaction, skip what an earlier run stored, send the
-// undecodable messages to the DLQ, write every sink, store the offsets, commit.
+// writeBatch is one attempt: in one transaction, store the offsets, skip what an earlier run
+// stored, send the undecodable messages to the DLQ, write every sink, commit.
 func (c *Consumer) writeBatch(ctx context.Context, dlq *kafkago.Writer, w *writeState, items []item) error {
 	tx, err := c.pool.Begin(ctx)
 	if err != nil {
@@ -558,31 +558,48 @@ func (c *Consumer) writeBatch(ctx context.Context, dlq *kafkago.Writer, w *write
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
 
-	clear(w.stored)
-	rows, err := tx.Query(ctx, `SELECT topic, partition, "offset" FROM `+c.offsetsTable+` WHERE consumer_group = $1`, c.cfg.Group)
-	if err != nil {
-		return fmt.Errorf("read stored offsets: %w", err)
+	// The batch's offsets are stored up front, in the round trip that reads what an earlier run
+	// stored (the read sees the values from before): a failure later rolls both back with the rest.
+	// Sorted, so that consumers overlapping during a rebalance lock offset rows in one order.
+	clear(w.last)
+	for i := range items {
+		w.last[topicPartition{items[i].msg.Topic, items[i].msg.Partition}] = i
 	}
-	var tp topicPartition
-	var off int64
-	_, err = pgx.ForEachRow(rows, []any{&tp.topic, &tp.partition, &off}, func() error {
-		w.stored[tp] = off
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("read stored offsets: %w", err)
+	w.offT, w.offP, w.offO = w.offT[:0], w.offP[:0], w.offO[:0]
+	for tp, i := range w.last {
+		w.offT = append(w.offT, tp.topic)
+		w.offP = append(w.offP, int32(tp.partition))
+		w.offO = append(w.offO, items[i].msg.Offset)
+	}
+	clear(w.stored)
+	var offsets pgx.Batch
+	offsets.Queue(`SELECT topic, partition, "offset" FROM `+c.offsetsTable+` WHERE consumer_group = $1`, c.cfg.Group).
+		Query(func(rows pgx.Rows) error {
+			var tp topicPartition
+			var off int64
+			_, err := pgx.ForEachRow(rows, []any{&tp.topic, &tp.partition, &off}, func() error {
+				w.stored[tp] = off
+				return nil
+			})
+			return err
+		})
+	offsets.Queue(`
+INSERT INTO `+c.offsetsTable+` AS o (consumer_group, topic, partition, "offset")
+SELECT $1, t, p, n FROM unnest($2::text[], $3::int[], $4::bigint[]) AS u(t, p, n) ORDER BY t, p
+ON CONFLICT (consumer_group, topic, partition)
+DO UPDATE SET "offset" = greatest(o."offset", excluded."offset"), updated_at = now()`,
+		c.cfg.Group, w.offT, w.offP, w.offO)
+	if err := tx.SendBatch(ctx, &offsets).Close(); err != nil {
+		return fmt.Errorf("read and store offsets: %w", err)
 	}
 
-	clear(w.last)
 	for k, v := range w.records {
 		w.records[k] = v[:0]
 	}
 	w.dlq = w.dlq[:0]
 	for i := range items {
 		it := &items[i]
-		tp := topicPartition{it.msg.Topic, it.msg.Partition}
-		w.last[tp] = i
-		stored, ok := w.stored[tp]
+		stored, ok := w.stored[topicPartition{it.msg.Topic, it.msg.Partition}]
 		it.skip = ok && it.msg.Offset <= stored
 		switch {
 		case it.skip:
@@ -618,22 +635,6 @@ func (c *Consumer) writeBatch(ctx context.Context, dlq *kafkago.Writer, w *write
 		}
 	}
 
-	w.offT, w.offP, w.offO = w.offT[:0], w.offP[:0], w.offO[:0]
-	for tp, i := range w.last {
-		w.offT = append(w.offT, tp.topic)
-		w.offP = append(w.offP, int32(tp.partition))
-		w.offO = append(w.offO, items[i].msg.Offset)
-	}
-	// Sorted, so that consumers overlapping during a rebalance lock offset rows in one order.
-	_, err = tx.Exec(ctx, `
-INSERT INTO `+c.offsetsTable+` AS o (consumer_group, topic, partition, "offset")
-SELECT $1, t, p, n FROM unnest($2::text[], $3::int[], $4::bigint[]) AS u(t, p, n) ORDER BY t, p
-ON CONFLICT (consumer_group, topic, partition)
-DO UPDATE SET "offset" = greatest(o."offset", excluded."offset"), updated_at = now()`,
-		c.cfg.Group, w.offT, w.offP, w.offO)
-	if err != nil {
-		return fmt.Errorf("store offsets: %w", err)
-	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}

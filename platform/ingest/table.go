@@ -37,10 +37,11 @@ type Table[T any] struct {
 // in input order. When recs repeat a key, the first one counts and the others are dropped.
 //
 // Most batches are all new, so Insert first copies them straight into the table under a
-// savepoint. Only when that hits a unique violation does it roll back to the savepoint and take
-// the general path: copy into a temporary staging table of the session (created on first use,
-// emptied at every commit), INSERT ... SELECT ... ON CONFLICT DO NOTHING in input order, and
-// join the inserted keys back to the staged ordinals.
+// savepoint. Only when that hits a unique violation does it roll back to the savepoint (the
+// newest of that name, so a transaction's earlier Inserts stay) and take the general path: copy
+// into a temporary staging table of the session (created on first use, emptied at every commit),
+// INSERT ... SELECT ... ON CONFLICT DO NOTHING in input order, and join the inserted keys back to
+// the staged ordinals.
 func (t Table[T]) Insert(ctx context.Context, tx pgx.Tx, recs []T) (inserted []T, err error) {
 	if len(recs) == 0 {
 		return nil, nil
@@ -68,17 +69,14 @@ func (t Table[T]) Insert(ctx context.Context, tx pgx.Tx, recs []T) (inserted []T
 	colList := strings.Join(cols, ", ")
 	pgConn := tx.Conn().PgConn()
 
-	if _, err := tx.Exec(ctx, "SAVEPOINT tidemark_insert"); err != nil {
-		return nil, fmt.Errorf("ingest: %s: savepoint: %w", t.Name, err)
-	}
-	_, err = pgConn.CopyFrom(ctx, stream, "COPY "+target.Sanitize()+" ("+colList+") FROM STDIN"+enc.options())
+	// The savepoint travels in the COPY's own query string: pgconn streams the rows without waiting
+	// for the server's answer, so the two cost one round trip. It is never released: a release is a
+	// round trip that changes nothing here, as the transaction commits or rolls back as a whole.
+	_, err = pgConn.CopyFrom(ctx, stream, "SAVEPOINT tidemark_insert; COPY "+target.Sanitize()+" ("+colList+") FROM STDIN"+enc.options())
 	if stream.err != nil { // the COPY was abandoned for it
 		return nil, fmt.Errorf("ingest: %s: %w", t.Name, stream.err)
 	}
 	if err == nil {
-		if _, err := tx.Exec(ctx, "RELEASE SAVEPOINT tidemark_insert"); err != nil {
-			return nil, fmt.Errorf("ingest: %s: release savepoint: %w", t.Name, err)
-		}
 		return slices.Clone(recs), nil
 	}
 	var pgErr *pgconn.PgError

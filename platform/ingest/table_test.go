@@ -114,6 +114,47 @@ func TestTableInsertRolledBack(t *testing.T) {
 	}
 }
 
+// Each Insert sets a savepoint of the same name and leaves it; a unique violation must roll back
+// only the COPY it guarded, never an earlier Insert of the same transaction.
+func TestTableInsertsShareATransaction(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t, srv)
+	newItemsDB(t, pool)
+	table := itemsTable()
+	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		_, err := table.Insert(ctx, tx, genItems(1, 1))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var got [][]item
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		for _, in := range [][]item{
+			genItems(10, 2), // new: the fast path
+			append(genItems(1, 1), genItems(20, 1)...), // a known key: rolled back to its savepoint, staged
+			genItems(30, 1), // new again: the fast path after a rollback
+		} {
+			ins, err := table.Insert(ctx, tx, in)
+			if err != nil {
+				return err
+			}
+			got = append(got, ins)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []int{2, 1, 1} {
+		if len(got[i]) != want {
+			t.Errorf("insert %d: %d new, want %d", i, len(got[i]), want)
+		}
+	}
+	if n, _ := countRows(t, pool); n != 5 {
+		t.Errorf("rows = %d, want 5 (1, 10, 11, 20, 30)", n)
+	}
+}
+
 // bigID's String method makes it a fmt.Stringer.
 type bigID struct{ n *big.Int }
 
