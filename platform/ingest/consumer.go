@@ -1,14 +1,17 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -33,6 +36,12 @@ type Config struct {
 	BatchSize int
 	// BatchWait is how long a batch stays open for more messages after its first (default 100ms).
 	BatchWait time.Duration
+	// Writers is how many batches are written at once, each in its own transaction on its own
+	// connection (default DefaultWriters). A topic partition is always written by the same writer,
+	// so its batches commit in order; partitions go to writers as they first appear, to the one
+	// with the fewest. One writer keeps one Postgres backend busy, and a backlog then waits on that
+	// backend's core while the database's others idle.
+	Writers int
 	// MinBackoff and MaxBackoff bound the wait between retries of a failed batch
 	// (defaults 100ms and 10s).
 	MinBackoff, MaxBackoff time.Duration
@@ -43,12 +52,18 @@ type Config struct {
 // DefaultBatchSize is Config.BatchSize when none is set.
 const DefaultBatchSize = 10000
 
+// DefaultWriters is Config.Writers when none is set.
+const DefaultWriters = 2
+
 func (c *Config) defaults() {
 	if c.BatchSize <= 0 {
 		c.BatchSize = DefaultBatchSize
 	}
 	if c.BatchWait <= 0 {
 		c.BatchWait = 100 * time.Millisecond
+	}
+	if c.Writers <= 0 {
+		c.Writers = DefaultWriters
 	}
 	if c.MinBackoff <= 0 {
 		c.MinBackoff = 100 * time.Millisecond
@@ -152,7 +167,8 @@ func NewConsumer(cfg Config, pool *pgxpool.Pool, kc kafka.Config, sinks []Sink, 
 }
 
 // OnCommit registers f to run after every batch is committed to Postgres (e.g. to wake an outbox
-// publisher); its Kafka commit may still be under way. f runs on the consumer's goroutine and should return quickly.
+// publisher); its Kafka commit may still be under way. f runs on the goroutine of the writer that
+// committed, perhaps on several at once, and should return quickly.
 func (c *Consumer) OnCommit(f func(ctx context.Context)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -239,8 +255,13 @@ func (c *Consumer) Run(ctx context.Context) error {
 	}()
 
 	fetchCtx, stopFetch := context.WithCancel(ctx)
-	batches := make(chan *batch, 1)
-	free := make(chan *batch, 3)
+	// One queue per writer, holding one batch: with it full the fetcher blocks, so a stuck
+	// Postgres stops fetching.
+	queues := make([]chan *batch, c.cfg.Writers)
+	for i := range queues {
+		queues[i] = make(chan *batch, 1)
+	}
+	free := make(chan *batch, 3*c.cfg.Writers)
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() {
@@ -249,13 +270,15 @@ func (c *Consumer) Run(ctx context.Context) error {
 	}()
 	go func() {
 		defer wg.Done()
-		defer close(batches)
-		c.fetchLoop(fetchCtx, reader, batches, free)
+		defer func() {
+			for _, q := range queues {
+				close(q)
+			}
+		}()
+		c.fetchLoop(fetchCtx, reader, queues, free)
 	}()
 	defer func() {
 		stopFetch()
-		for range batches { // unblock a fetcher still handing over a batch
-		}
 		wg.Wait()
 		// Last: the fetcher may be inside FetchMessage until here.
 		if err := reader.Close(); err != nil {
@@ -263,10 +286,11 @@ func (c *Consumer) Run(ctx context.Context) error {
 		}
 	}()
 
-	// Kafka commits run beside the next batch: the offsets stored with every batch already make
+	// Kafka commits run beside the next batches: the offsets stored with every batch already make
 	// them no more than where a restarted consumer resumes fetching. Registered after the reader's
-	// close, so this runs, and finishes the last commit, first.
-	kafkaCommits := make(chan []kafkago.Message, 1)
+	// close, so this runs, and finishes the last commit, first. A partition's commits come from
+	// its one writer, in order.
+	kafkaCommits := make(chan []kafkago.Message, c.cfg.Writers)
 	committed := make(chan struct{})
 	go func() {
 		defer close(committed)
@@ -281,32 +305,65 @@ func (c *Consumer) Run(ctx context.Context) error {
 		<-committed
 	}()
 
-	w := &writeState{
-		stored:  make(map[topicPartition]int64),
-		last:    make(map[topicPartition]int),
-		records: make(map[string][]any, len(c.sinks)),
-		counts:  make(map[string]int, len(c.sinks)),
-	}
 	c.setDB(c.ping(procCtx))
+	var (
+		writers    sync.WaitGroup
+		failMu     sync.Mutex
+		failed     error
+		lastCommit atomic.Int64 // unix nanoseconds of the last batch committed
+	)
+	lastCommit.Store(time.Now().UnixNano())
+	for _, q := range queues {
+		writers.Go(func() {
+			w := &writeState{
+				stored:  make(map[topicPartition]int64),
+				last:    make(map[topicPartition]int),
+				records: make(map[string][]any, len(c.sinks)),
+				counts:  make(map[string]int, len(c.sinks)),
+			}
+			// A writer that failed keeps taking its batches, unwritten, until the fetcher stops.
+			for b := range q {
+				failMu.Lock()
+				stop := failed != nil
+				failMu.Unlock()
+				if stop {
+					continue
+				}
+				if err := c.commitBatch(procCtx, kafkaCommits, dlq, w, b); err != nil {
+					failMu.Lock()
+					failed = cmp.Or(failed, err)
+					failMu.Unlock()
+					stopFetch()
+					continue
+				}
+				lastCommit.Store(time.Now().UnixNano())
+				select {
+				case free <- b:
+				default:
+				}
+			}
+		})
+	}
+	writersDone := make(chan struct{})
+	go func() {
+		writers.Wait()
+		close(writersDone)
+	}()
+	// An idle consumer checks Postgres now and then, so readiness follows it.
 	idle := time.NewTicker(idleCheck)
 	defer idle.Stop()
 	for {
 		select {
-		case b, ok := <-batches:
-			if !ok {
-				c.logger.Info("consumer stopped")
-				return nil
+		case <-writersDone:
+			if failed != nil {
+				return failed
 			}
-			if err := c.commitBatch(procCtx, kafkaCommits, dlq, w, b); err != nil {
-				return err
-			}
-			idle.Reset(idleCheck)
-			select {
-			case free <- b:
-			default:
-			}
+			c.logger.Info("consumer stopped")
+			return nil
 		case <-idle.C:
-			c.setDB(c.ping(procCtx))
+			if time.Since(time.Unix(0, lastCommit.Load())) >= idleCheck {
+				c.setDB(c.ping(procCtx))
+			}
 		}
 	}
 }
@@ -356,78 +413,105 @@ type item struct {
 
 type batch struct {
 	items []item
+	due   time.Time // BatchWait after its first message
 }
 
-// fetchLoop fills batches (up to BatchSize, or BatchWait after their first message), decoding
-// while the previous batch commits. With one batch queued it blocks, so a stuck Postgres stops
-// fetching. It returns when ctx ends, handing over what it holds.
-func (c *Consumer) fetchLoop(ctx context.Context, r *kafkago.Reader, out chan<- *batch, free <-chan *batch) {
-	for {
-		var b *batch
-		select {
-		case b = <-free:
-			b.items = b.items[:0]
-		default:
-			b = &batch{items: make([]item, 0, c.cfg.BatchSize)}
-		}
-		stop := c.fill(ctx, r, b)
-		if len(b.items) > 0 {
-			// Sending is not abandoned when ctx ends: the commit loop drains until we close.
-			out <- b
-		}
-		if stop {
-			return
+// fetchLoop fills one batch per writer (up to BatchSize, or until BatchWait after its first
+// message), decoding while the writers commit earlier ones, and hands each to its writer's queue,
+// blocking while that is full. It returns when ctx ends, handing over what it holds.
+func (c *Consumer) fetchLoop(ctx context.Context, r *kafkago.Reader, queues []chan *batch, free chan *batch) {
+	open := make([]*batch, len(queues))
+	writerOf := map[topicPartition]int{}
+	partitions := make([]int, len(queues)) // how many partitions each writer has been given
+	// Sending is not abandoned when ctx ends: the writers drain their queues until they close.
+	handOver := func(due time.Time) {
+		for i, b := range open {
+			if b != nil && (due.IsZero() || !b.due.After(due)) {
+				queues[i] <- b
+				open[i] = nil
+			}
 		}
 	}
-}
+	defer handOver(time.Time{})
 
-// fill adds messages to b and reports whether fetching must stop.
-func (c *Consumer) fill(ctx context.Context, r *kafkago.Reader, b *batch) (stop bool) {
-	// The first message may take as long as it takes; the batch then stays open BatchWait.
-	if !c.fetchInto(ctx, ctx, r, b) {
-		return true
-	}
-	batchCtx, cancel := context.WithTimeout(ctx, c.cfg.BatchWait)
-	defer cancel()
-	for len(b.items) < c.cfg.BatchSize {
-		if !c.fetchInto(ctx, batchCtx, r, b) {
-			return ctx.Err() != nil
-		}
-	}
-	return false
-}
-
-// fetchInto appends the next message (decoded) to b. It reports false when fetchCtx ended, the
-// reader closed, or, with messages already in b, the fetch failed.
-func (c *Consumer) fetchInto(ctx, fetchCtx context.Context, r *kafkago.Reader, b *batch) bool {
+	// The next message is awaited until the oldest open batch is due, or as long as it takes.
+	var waitUntil time.Time
+	waitCtx, cancel := until(ctx, waitUntil)
+	defer func() { cancel() }()
 	backoff := c.cfg.MinBackoff
 	for {
-		m, err := r.FetchMessage(fetchCtx)
-		if err == nil {
-			it := item{msg: m}
-			if s, ok := c.sinks[m.Topic]; ok {
-				it.rec, it.err = s.Decode(m.Value)
-			} else {
-				it.err = fmt.Errorf("no sink for topic %s", m.Topic)
+		var due time.Time
+		for _, b := range open {
+			if b != nil && (due.IsZero() || b.due.Before(due)) {
+				due = b.due
 			}
-			b.items = append(b.items, it)
-			return true
 		}
-		if fetchCtx.Err() != nil || errors.Is(err, io.EOF) {
-			return false
+		if !due.Equal(waitUntil) {
+			cancel()
+			waitUntil = due
+			waitCtx, cancel = until(ctx, waitUntil)
 		}
-		// Group (re)join failures surface here after the reader's own retries; it keeps trying.
-		c.logger.Warn("kafka fetch failed", "err", err, "retry_in", backoff)
-		if len(b.items) > 0 {
-			return false
+		m, err := r.FetchMessage(waitCtx)
+		if err != nil {
+			switch {
+			case ctx.Err() != nil || errors.Is(err, io.EOF):
+				return
+			case waitCtx.Err() != nil:
+				handOver(time.Now())
+				continue
+			}
+			// Group (re)join failures surface here after the reader's own retries; it keeps trying,
+			// and what was fetched before is written meanwhile.
+			c.logger.Warn("kafka fetch failed", "err", err, "retry_in", backoff)
+			handOver(time.Time{})
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, c.cfg.MaxBackoff)
+			continue
 		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(backoff):
+		backoff = c.cfg.MinBackoff
+
+		tp := topicPartition{m.Topic, m.Partition}
+		i, ok := writerOf[tp]
+		if !ok {
+			i = slices.Index(partitions, slices.Min(partitions))
+			writerOf[tp] = i
+			partitions[i]++
 		}
-		backoff = min(2*backoff, c.cfg.MaxBackoff)
+		b := open[i]
+		if b == nil {
+			select {
+			case b = <-free:
+				b.items = b.items[:0]
+			default:
+				b = &batch{items: make([]item, 0, c.cfg.BatchSize)}
+			}
+			b.due = time.Now().Add(c.cfg.BatchWait)
+			open[i] = b
+		}
+		it := item{msg: m}
+		if s, ok := c.sinks[m.Topic]; ok {
+			it.rec, it.err = s.Decode(m.Value)
+		} else {
+			it.err = fmt.Errorf("no sink for topic %s", m.Topic)
+		}
+		b.items = append(b.items, it)
+		if len(b.items) >= c.cfg.BatchSize {
+			queues[i] <- b
+			open[i] = nil
+		}
 	}
+}
+
+// until returns ctx bounded by due, or merely cancelable when due is zero.
+func until(ctx context.Context, due time.Time) (context.Context, context.CancelFunc) {
+	if due.IsZero() {
+		return context.WithCancel(ctx)
+	}
+	return context.WithDeadline(ctx, due)
 }
 
 // writeState is reused across batches to keep the hot path free of per-message allocations.

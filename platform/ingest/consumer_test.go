@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	kafkago "github.com/segmentio/kafka-go"
@@ -282,6 +284,59 @@ func TestConsumerWaitsForPostgres(t *testing.T) {
 	}
 }
 
+// TestConsumerWritersProgressIndependently: each writer has its own partitions and connection, so
+// a partition whose writer is stuck in Postgres holds up only itself, and once freed it loses and
+// doubles nothing.
+func TestConsumerWritersProgressIndependently(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t, srv)
+	rig := newItemsRig(t, pool) // testConfig: the default two writers
+	// Partition 0's offset row, locked by another transaction: its writer waits on it inside its
+	// first batch's transaction.
+	if _, err := pool.Exec(ctx, `INSERT INTO test.kafka_offsets (consumer_group, topic, partition, "offset") VALUES ($1, $2, 0, -1)`,
+		testConfig().Group, itemsTopic); err != nil {
+		t.Fatal(err)
+	}
+	blocker, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = blocker.Rollback(ctx) }()
+	if _, err := blocker.Exec(ctx, `SELECT 1 FROM test.kafka_offsets WHERE partition = 0 FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+
+	start(t, rig.c)
+	items := genItems(0, 1200)
+	encode := func(items []item) [][]byte {
+		out := make([][]byte, len(items))
+		for i, it := range items {
+			out[i] = it.encode()
+		}
+		return out
+	}
+	produceToPartition(t, rig.kc, 0, encode(items[:600])...)
+	produceToPartition(t, rig.kc, 1, encode(items[600:])...)
+	// Partition 1's 600 items, in batches of 500, arrive while partition 0's wait.
+	waitRows(t, pool, 600, 20*time.Second)
+	time.Sleep(200 * time.Millisecond)
+	if n, _ := countRows(t, pool); n != 600 {
+		t.Fatalf("%d rows while partition 0 is blocked, want partition 1's 600", n)
+	}
+	if err := blocker.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitRows(t, pool, 1200, 20*time.Second)
+	var offsets []int64
+	rows, err := pool.Query(ctx, `SELECT "offset" FROM test.kafka_offsets ORDER BY partition`)
+	if err == nil {
+		offsets, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+	}
+	if err != nil || !slices.Equal(offsets, []int64{599, 599}) {
+		t.Errorf("stored offsets %v (%v), want [599 599]", offsets, err)
+	}
+}
+
 func TestNewConsumerValidates(t *testing.T) {
 	pool := pgtest.NewPool(t, srv)
 	kc := kafka.Config{Brokers: []string{"127.0.0.1:1"}}
@@ -352,7 +407,8 @@ func TestConsumerRetriesWhenDLQFails(t *testing.T) {
 
 	start(t, rig.c)
 	items := genItems(0, 2)
-	produce(t, rig.kc, itemsTopic, items[0].encode(), []byte(`{"broken":`), items[1].encode())
+	// One partition, so one writer's batch holds the broken message and both items.
+	produceToPartition0(t, rig.kc, items[0].encode(), []byte(`{"broken":`), items[1].encode())
 
 	eventually(t, 20*time.Second, func() (bool, string) {
 		n := counterValue(t, rig.reg, "tidemark_ingest_retries_total", nil)

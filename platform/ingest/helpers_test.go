@@ -187,9 +187,14 @@ func produce(tb testing.TB, kc kafka.Config, topic string, values ...[]byte) {
 // event-type header, so that bad messages sit between good ones of one stream.
 func produceToPartition0(tb testing.TB, kc kafka.Config, values ...[]byte) {
 	tb.Helper()
+	produceToPartition(tb, kc, 0, values...)
+}
+
+func produceToPartition(tb testing.TB, kc kafka.Config, partition int, values ...[]byte) {
+	tb.Helper()
 	w := kc.NewWriter(itemsTopic)
 	defer w.Close()
-	w.Balancer = kafkago.BalancerFunc(func(kafkago.Message, ...int) int { return 0 })
+	w.Balancer = kafkago.BalancerFunc(func(kafkago.Message, ...int) int { return partition })
 	msgs := make([]kafkago.Message, len(values))
 	for i, v := range values {
 		msgs[i] = kafkago.Message{Value: v, Headers: []kafkago.Header{{Key: "event-type", Value: []byte("item")}}}

@@ -1,6 +1,7 @@
 // Package ingest is the one Kafka -> Postgres consumer loop every service runs: batches of
 // messages are decoded by per-topic sinks and written in one transaction together with the
-// consumed offsets, so a crash replays without losing or doubling anything.
+// consumed offsets, so a crash replays without losing or doubling anything. A few writers commit
+// batches at once, each partition's always on the same one, in order.
 package ingest
 
 import (
@@ -24,7 +25,9 @@ type Sink interface {
 	// transaction has to be retried, so it must be idempotent (Table.Insert is). When Postgres
 	// refuses the batch's values (SQLSTATE classes 22 and 23, or a value its column cannot hold),
 	// the consumer writes the batch again by halves until it has the messages refused on their
-	// own, and sends those to the DLQ; any other error retries the batch whole.
+	// own, and sends those to the DLQ; any other error retries the batch whole. Writers of other
+	// partitions run Write at the same time: rows that several may change (aggregates, upserted
+	// reference rows) must be written in one order, so that their transactions cannot deadlock.
 	Write(ctx context.Context, tx pgx.Tx, records []any) error
 }
 

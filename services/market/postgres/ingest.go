@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -139,7 +141,10 @@ func (in *Ingest) queueMarkets(b *pgx.Batch, ms map[string]events.Market) {
 		return
 	}
 	syms, idx, typ, flt := make([]string, 0, len(ms)), make([]int32, 0, len(ms)), make([]string, 0, len(ms)), make([]string, 0, len(ms))
-	for _, m := range ms {
+	// In symbol order: writers of other partitions may insert the same new markets at once, and
+	// rows taken in one order cannot deadlock (the candles' deltas come sorted too).
+	for _, sym := range slices.Sorted(maps.Keys(ms)) {
+		m := ms[sym]
 		syms, idx, typ, flt = append(syms, m.Symbol), append(idx, int32(m.Index)), append(typ, string(m.Type)), append(flt, m.Filter())
 	}
 	b.Queue(`INSERT INTO `+in.schema+`.markets (symbol, market_index, market_type, market_filter)

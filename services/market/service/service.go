@@ -31,9 +31,11 @@ import (
 type Config struct {
 	Schema string // default "market"
 	Group  string // Kafka consumer group, default "market"
-	// BatchSize and BatchWait bound one ingest transaction.
-	BatchSize int
-	BatchWait time.Duration
+	// BatchSize and BatchWait bound one ingest transaction; IngestWriters is how many are written
+	// at once (ingest.Config.Writers).
+	BatchSize     int
+	BatchWait     time.Duration
+	IngestWriters int
 	// EdgeWindow: candle changes of fills older than this are not published to edge.candles.
 	EdgeWindow time.Duration
 	// PartitionsFrom is the first month with partitions; the spec's archive starts in 2022.
@@ -110,7 +112,7 @@ func New(ctx context.Context, cfg Config, d Deps) (*Service, error) {
 
 	in := postgres.NewIngest(cfg.Schema, cfg.EdgeWindow, d.Now)
 	consumer, err := ingest.NewConsumer(ingest.Config{
-		Group: cfg.Group, Schema: cfg.Schema, BatchSize: cfg.BatchSize, BatchWait: cfg.BatchWait,
+		Group: cfg.Group, Schema: cfg.Schema, BatchSize: cfg.BatchSize, BatchWait: cfg.BatchWait, Writers: cfg.IngestWriters,
 	}, d.Pool, d.Kafka, in.Sinks(), d.Logger.With("component", "ingest"), d.Registerer)
 	if err != nil {
 		return nil, fmt.Errorf("build consumer: %w", err)
