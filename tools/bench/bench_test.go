@@ -85,13 +85,18 @@ func database(b *testing.B, name string, fresh bool) *pgxpool.Pool {
 // marketService builds the market service on pool with its own embedded broker.
 func marketService(b *testing.B, pool *pgxpool.Pool, now func() time.Time) (*market.Service, *kafka.Embedded) {
 	b.Helper()
-	ctx := context.Background()
-	broker, err := kafka.StartEmbedded(ctx, kafka.EmbeddedOptions{Partitions: 3, Topics: market.Topics()})
+	broker, err := kafka.StartEmbedded(context.Background(), kafka.EmbeddedOptions{Partitions: 3, Topics: market.Topics()})
 	if err != nil {
 		b.Fatalf("start broker: %v", err)
 	}
 	b.Cleanup(broker.Close)
-	svc, err := market.New(ctx, market.Config{}, market.Deps{
+	return marketServiceOn(b, pool, broker, market.Config{}, now), broker
+}
+
+// marketServiceOn builds the market service with cfg on pool and broker.
+func marketServiceOn(b *testing.B, pool *pgxpool.Pool, broker *kafka.Embedded, cfg market.Config, now func() time.Time) *market.Service {
+	b.Helper()
+	svc, err := market.New(context.Background(), cfg, market.Deps{
 		Pool: pool, Kafka: kafka.Config{Brokers: broker.Brokers(), ClientID: "bench"},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registerer: prometheus.NewRegistry(),
 		PageKey: benchPageKey, Now: now,
@@ -99,7 +104,7 @@ func marketService(b *testing.B, pool *pgxpool.Pool, now func() time.Time) (*mar
 	if err != nil {
 		b.Fatalf("market service: %v", err)
 	}
-	return svc, broker
+	return svc
 }
 
 var benchPageKey = []byte("tidemark-bench-page-key-0123456789abcdef")

@@ -93,11 +93,16 @@ func simulatedFills(b *testing.B, n int) []events.Message {
 // run by up to half, and the best of several runs of each side is what each can do.
 const ingestRounds = 5
 
-var ingestProfile = flag.String("bench.ingestprofile", "", "write a CPU profile of the last round's ingest (the consumer side only) to this file")
+var ingestProfile = flag.String("bench.ingestprofile", "", "write a CPU profile of the last round's ingest with the default writers (the consumer side only) to this file")
 
 // BenchmarkIngestFills measures fills/s from the broker into the market schema (decode, validate,
 // COPY, candles at 8 resolutions, offsets, Kafka commit) against a raw COPY of the same rows into
 // the same table, in alternating rounds of the same run. Target: best ingest / best COPY >= 0.8.
+//
+// The ingest runs as the service does, with ingest.DefaultWriters writers, each partition's batches
+// written by one of them on its own connection. The baseline is one COPY on one connection. So that
+// the figure also tells what the consumer costs per batch, every round times a one-writer ingest of
+// the same messages too, in alternating order.
 //
 // It also times the sinks' write path alone: the same fills decoded beforehand and written by the
 // market sink in transactions of a batch's size, with no broker, reader or decoding beside it. Its
@@ -105,39 +110,50 @@ var ingestProfile = flag.String("bench.ingestprofile", "", "write a CPU profile 
 // when all three share this machine's two cores.
 func BenchmarkIngestFills(b *testing.B) {
 	for range b.N {
-		var bestCopy, bestWrite, bestIngest, bestSteady float64
+		var bestCopy, bestWrite, bestIngest, bestSteady, bestOne float64
 		for round := 1; round <= ingestRounds; round++ {
-			r := ingestRound(b)
+			r := ingestRound(b, round)
 			bestCopy, bestWrite = max(bestCopy, r.copyRate), max(bestWrite, r.writeRate)
-			bestIngest, bestSteady = max(bestIngest, r.ingestRate), max(bestSteady, r.steadyRate)
+			bestIngest, bestSteady = max(bestIngest, r.ingest.rate), max(bestSteady, r.ingest.steady)
+			bestOne = max(bestOne, r.oneWriter.rate)
 			b.Logf("round %d: raw COPY %.0f rows/s (binary %.0f, pre-rendered text %.0f); write path %.0f fills/s; "+
-				"ingest %.0f fills/s (from the consumer's start), %.0f after the first 10%%; ratio %.2f (steady %.2f, write path %.2f)",
-				round, r.copyRate, r.binaryRate, r.textRate, r.writeRate, r.ingestRate, r.steadyRate,
-				r.ingestRate/r.copyRate, r.steadyRate/r.copyRate, r.writeRate/r.copyRate)
-			b.Logf("round %d: Postgres during the binary COPY: %s; the write path: %s; the ingest: %s",
-				round, r.copyCPU, r.writeCPU, r.ingestCPU)
+				"ingest %.0f fills/s (from the consumer's start), %.0f after the first 10%%; ratio %.2f (steady %.2f, write path %.2f); "+
+				"one writer %.0f fills/s, ratio %.2f",
+				round, r.copyRate, r.binaryRate, r.textRate, r.writeRate, r.ingest.rate, r.ingest.steady,
+				r.ingest.rate/r.copyRate, r.ingest.steady/r.copyRate, r.writeRate/r.copyRate,
+				r.oneWriter.rate, r.oneWriter.rate/r.copyRate)
+			b.Logf("round %d: Postgres during the binary COPY: %s; the write path: %s; the ingest: %s; the one-writer ingest: %s",
+				round, r.copyCPU, r.writeCPU, r.ingest.cpu, r.oneWriter.cpu)
 		}
 		b.ReportMetric(bestCopy, "copy_rows/s")
 		b.ReportMetric(bestIngest, "ingest_fills/s")
 		b.ReportMetric(bestIngest/bestCopy, "ratio")
 		b.ReportMetric(bestSteady/bestCopy, "steady_ratio")
+		b.ReportMetric(bestOne/bestCopy, "one_writer_ratio")
 		b.ReportMetric(bestWrite/bestCopy, "write_path_ratio")
-		b.Logf("%d fills, best of %d rounds: raw COPY %.0f rows/s, write path %.0f fills/s, ingest %.0f fills/s (%.0f steady); "+
-			"ratio %.2f (steady %.2f, write path %.2f)",
-			ingestFills, ingestRounds, bestCopy, bestWrite, bestIngest, bestSteady,
-			bestIngest/bestCopy, bestSteady/bestCopy, bestWrite/bestCopy)
+		b.Logf("%d fills, best of %d rounds: raw COPY %.0f rows/s, write path %.0f fills/s, ingest (%d writers) %.0f fills/s (%.0f steady), "+
+			"one writer %.0f fills/s; ratio %.2f (steady %.2f, one writer %.2f, write path %.2f)",
+			ingestFills, ingestRounds, bestCopy, bestWrite, ingest.DefaultWriters, bestIngest, bestSteady, bestOne,
+			bestIngest/bestCopy, bestSteady/bestCopy, bestOne/bestCopy, bestWrite/bestCopy)
 	}
 }
 
 type ingestRates struct {
-	binaryRate, textRate, copyRate, writeRate, ingestRate, steadyRate float64
-	// Postgres's, during the binary COPY, the write path and the ingest
-	copyCPU, writeCPU, ingestCPU cpuTimes
+	binaryRate, textRate, copyRate, writeRate float64
+	// Postgres's, during the binary COPY and the write path
+	copyCPU, writeCPU cpuTimes
+	// the service's ingest, and the same with one writer
+	ingest, oneWriter ingestRun
 }
 
-// ingestRound times the raw COPYs, the write path and then the ingest of the same fills, each into
+type ingestRun struct {
+	rate, steady float64  // fills/s from the consumer's start, and after its first 10%
+	cpu          cpuTimes // Postgres's meanwhile
+}
+
+// ingestRound times the raw COPYs, the write path and then the ingests of the same fills, each into
 // the emptied tables of a fresh database.
-func ingestRound(b *testing.B) ingestRates {
+func ingestRound(b *testing.B, round int) ingestRates {
 	ctx := context.Background()
 	msgs := simulatedFills(b, ingestFills)
 	pool := database(b, "bench_ingest", true)
@@ -167,7 +183,7 @@ func ingestRound(b *testing.B) ingestRates {
 		recs[i], rows[i] = r, table.Row(r.(postgres.StoredFill))
 	}
 	// The market schema, migrated by a service that is not run.
-	svc, broker := marketService(b, pool, time.Now)
+	_, broker := marketService(b, pool, time.Now)
 	defer broker.Close()
 	// Every phase runs on warm backends, as a running service's connections are.
 	warmBackends(b, pool, phaseConns, table.Columns, rows)
@@ -216,13 +232,31 @@ func ingestRound(b *testing.B) ingestRates {
 	rows, text, msgs, recs = nil, nil, nil, nil
 	runtime.GC()
 
-	if *ingestProfile != "" {
-		defer startCPUProfile(b, *ingestProfile)()
+	// Each ingest is a consumer group of its own, so each reads every message.
+	if round%2 == 1 {
+		r.ingest = ingestWith(b, pool, broker, total, ingest.DefaultWriters, *ingestProfile)
+		r.oneWriter = ingestWith(b, pool, broker, total, 1, "")
+	} else {
+		r.oneWriter = ingestWith(b, pool, broker, total, 1, "")
+		r.ingest = ingestWith(b, pool, broker, total, ingest.DefaultWriters, *ingestProfile)
 	}
-	pg0 = postgresCPU()
+	return r
+}
+
+// ingestWith runs a market service with the given number of ingest writers, as consumer group
+// "bench-<writers>w", until it has stored total fills from broker into the emptied tables.
+func ingestWith(b *testing.B, pool *pgxpool.Pool, broker *kafka.Embedded, total, writers int, profile string) ingestRun {
+	ctx := context.Background()
+	truncate(b, pool)
+	group := fmt.Sprintf("bench-%dw", writers)
+	svc := marketServiceOn(b, pool, broker, market.Config{Group: group, IngestWriters: writers}, time.Now)
+	if profile != "" {
+		defer startCPUProfile(b, profile)()
+	}
+	pg0 := postgresCPU()
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	start = time.Now()
+	start := time.Now()
 	go func() { done <- svc.Run(runCtx) }()
 	defer func() {
 		stop()
@@ -236,7 +270,8 @@ func ingestRound(b *testing.B) ingestRates {
 		// The consumer's stored offsets tell progress without scanning the table it is filling
 		// (a count(*) every poll took a third of a core from the run it measured).
 		var got int
-		if err := pool.QueryRow(ctx, `SELECT coalesce(sum("offset" + 1), 0) FROM market.kafka_offsets`).Scan(&got); err != nil {
+		err := pool.QueryRow(ctx, `SELECT coalesce(sum("offset" + 1), 0) FROM market.kafka_offsets WHERE consumer_group = $1`, group).Scan(&got)
+		if err != nil {
 			b.Fatal(err)
 		}
 		if steadyFrom.IsZero() && got >= total/10 {
@@ -246,20 +281,20 @@ func ingestRound(b *testing.B) ingestRates {
 			break
 		}
 		if time.Since(start) > 10*time.Minute {
-			b.Fatalf("ingest stalled at %d of %d fills", got, total)
+			b.Fatalf("ingest with %d writers stalled at %d of %d fills", writers, got, total)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	ingestTime := time.Since(start)
-	r.ingestCPU = postgresCPU().since(pg0)
+	run := ingestRun{cpu: postgresCPU().since(pg0)}
 	steadyTime := time.Since(steadyFrom)
 	var stored int
 	if err := pool.QueryRow(ctx, "SELECT count(*) FROM market.fills").Scan(&stored); err != nil || stored != total {
-		b.Fatalf("%d fills stored, want %d (%v)", stored, total, err)
+		b.Fatalf("ingest with %d writers: %d fills stored, want %d (%v)", writers, stored, total, err)
 	}
-	r.ingestRate = float64(total) / ingestTime.Seconds()
-	r.steadyRate = float64(total-steadyRows) / steadyTime.Seconds()
-	return r
+	run.rate = float64(total) / ingestTime.Seconds()
+	run.steady = float64(total-steadyRows) / steadyTime.Seconds()
+	return run
 }
 
 // writePath writes recs through sink, the market sink the consumer uses, a consumer batch per
@@ -300,10 +335,10 @@ func writePath(b *testing.B, pool *pgxpool.Pool, sink ingest.Sink, recs []any) (
 	return float64(len(recs)) / elapsed.Seconds(), cpu
 }
 
-// phaseConns is how many connections a phase holds at once: the ingest's consumer, its candle
+// phaseConns is how many connections a phase holds at once: the ingest's writers, its candle
 // publisher and readiness check, and the benchmark's progress query. The CPU figures count the
 // backends that start during a phase, which tell when it is too few.
-const phaseConns = 4
+const phaseConns = ingest.DefaultWriters + 3
 
 // warmBackends has n connections of pool, new or not and held at once, each COPY rows into the
 // emptied market.fills and then write through every page of the shared buffers, so that every phase
