@@ -10,11 +10,16 @@ import (
 	"syscall"
 
 	"github.com/tidemark/tidemark/platform/app"
+	"github.com/tidemark/tidemark/platform/ingest"
 	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/platform/telemetry"
 	"github.com/tidemark/tidemark/services/market/service"
 )
+
+// maxIngestWriters bounds TIDEMARK_INGEST_WRITERS: each writer is a Postgres connection and a core's
+// worth of COPY, and a topic spreads over no more writers than it has partitions.
+const maxIngestWriters = 16
 
 func main() {
 	if err := run(); err != nil {
@@ -31,6 +36,14 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	env := app.NewEnv(app.EnvPrefix)
+	writers := env.Int("INGEST_WRITERS", ingest.DefaultWriters)
+	if err := env.Err(); err != nil {
+		return err
+	}
+	if writers < 1 || writers > maxIngestWriters {
+		return fmt.Errorf("%sINGEST_WRITERS must be 1..%d, got %d", app.EnvPrefix, maxIngestWriters, writers)
+	}
 	logger := telemetry.NewLogger(os.Stderr, cfg.LogLevel, cfg.Service)
 	tracing, err := telemetry.NewTracing(ctx, cfg.Service, cfg.OTLPEndpoint)
 	if err != nil {
@@ -39,13 +52,14 @@ func run() error {
 	defer tracing.Shutdown(context.Background())
 	reg := telemetry.NewRegistry()
 
-	pool, err := pg.Open(ctx, cfg.PGURL, 16)
+	// Each ingest writer holds a connection through its batch; the rest serve reads and exports.
+	pool, err := pg.Open(ctx, cfg.PGURL, int32(16+writers))
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
 
-	svc, err := service.New(ctx, service.Config{}, service.Deps{
+	svc, err := service.New(ctx, service.Config{IngestWriters: writers}, service.Deps{
 		Pool: pool, Kafka: kafka.Config{Brokers: cfg.KafkaBrokers, ClientID: cfg.Service},
 		Logger: logger, Registerer: reg, TracerProvider: tracing.Provider, PageKey: cfg.PageKey,
 	})
