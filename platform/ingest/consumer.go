@@ -219,7 +219,7 @@ func (c *Consumer) setJoined() {
 	c.metrics.setReady(ready)
 }
 
-// Run consumes until ctx ends, then finishes and commits the batch in flight (within
+// Run consumes until ctx ends, then finishes and commits the batches in flight (within
 // ShutdownGrace), leaves the group and returns nil. Postgres failures never end Run: the batch is
 // kept and retried with backoff while Ready reports the error. Run must be called once.
 func (c *Consumer) Run(ctx context.Context) error {
