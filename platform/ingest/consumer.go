@@ -517,7 +517,7 @@ func until(ctx context.Context, due time.Time) (context.Context, context.CancelF
 // writeState is reused across batches to keep the hot path free of per-message allocations.
 type writeState struct {
 	stored  map[topicPartition]int64
-	last    map[topicPartition]int // index of the last item per partition
+	last    map[topicPartition]int // index of the batch's last item per partition
 	records map[string][]any
 	counts  map[string]int
 	dlq     []kafkago.Message
@@ -531,9 +531,10 @@ type writeState struct {
 func (c *Consumer) commitBatch(ctx context.Context, kafkaCommits chan<- []kafkago.Message, dlq *kafkago.Writer, w *writeState, b *batch) error {
 	start := time.Now()
 	backoff := c.cfg.MinBackoff
+	lastPerPartition(w.last, b.items)
 	for attempt := 1; ; attempt++ {
 		attemptCtx, cancel := context.WithTimeout(ctx, attemptTimeout)
-		err := c.writeIsolating(attemptCtx, dlq, w, b.items)
+		err := c.writeIsolating(attemptCtx, dlq, w, b.items, w.last)
 		cancel()
 		if err == nil {
 			break
@@ -562,10 +563,6 @@ func (c *Consumer) commitBatch(ctx context.Context, kafkaCommits chan<- []kafkag
 	}
 
 	// The stored offsets make a lost Kafka commit harmless: the messages come back and are skipped.
-	clear(w.last)
-	for i := range b.items {
-		w.last[topicPartition{b.items[i].msg.Topic, b.items[i].msg.Partition}] = i
-	}
 	commits := make([]kafkago.Message, 0, len(w.last))
 	for tp, i := range w.last {
 		m := b.items[i].msg
@@ -604,21 +601,37 @@ func (c *Consumer) commitBatch(ctx context.Context, kafkaCommits chan<- []kafkag
 // writeIsolating writes items; when Postgres refuses their values, it finds the messages it refuses
 // by halves and sends each of them to the DLQ, so that one bad record neither stalls its partition
 // nor keeps the rest of its batch out. Halves are written in order, so the offsets stored for a
-// partition only grow.
-func (c *Consumer) writeIsolating(ctx context.Context, dlq *kafkago.Writer, w *writeState, items []item) error {
-	err := c.writeBatch(ctx, dlq, w, items)
+// partition only grow. last indexes items' last message of each partition (lastPerPartition).
+func (c *Consumer) writeIsolating(ctx context.Context, dlq *kafkago.Writer, w *writeState, items []item, last map[topicPartition]int) error {
+	err := c.writeBatch(ctx, dlq, w, items, last)
 	if err == nil || !rejectsValues(err) {
 		return err
 	}
 	if len(items) == 1 {
 		items[0].err = fmt.Errorf("refused by postgres: %w", err)
-		return c.writeBatch(ctx, dlq, w, items)
+		return c.writeBatch(ctx, dlq, w, items, last)
 	}
 	half := len(items) / 2
-	if err := c.writeIsolating(ctx, dlq, w, items[:half]); err != nil {
-		return err
+	for _, part := range [][]item{items[:half], items[half:]} {
+		// A map per half: rare, and each is in use until its writes are done.
+		if err := c.writeIsolating(ctx, dlq, w, part, lastPerPartition(nil, part)); err != nil {
+			return err
+		}
 	}
-	return c.writeIsolating(ctx, dlq, w, items[half:])
+	return nil
+}
+
+// lastPerPartition fills last (emptied first; nil: a new map) with the index of each partition's
+// last message in items, and returns it.
+func lastPerPartition(last map[topicPartition]int, items []item) map[topicPartition]int {
+	if last == nil {
+		last = make(map[topicPartition]int)
+	}
+	clear(last)
+	for i := range items {
+		last[topicPartition{items[i].msg.Topic, items[i].msg.Partition}] = i
+	}
+	return last
 }
 
 // rejectsValues tells a batch that Postgres (or the COPY encoder) refuses for what its records hold
@@ -635,7 +648,7 @@ func rejectsValues(err error) bool {
 
 // writeBatch is one attempt: in one transaction, store the offsets, skip what an earlier run
 // stored, send the undecodable messages to the DLQ, write every sink, commit.
-func (c *Consumer) writeBatch(ctx context.Context, dlq *kafkago.Writer, w *writeState, items []item) error {
+func (c *Consumer) writeBatch(ctx context.Context, dlq *kafkago.Writer, w *writeState, items []item, last map[topicPartition]int) error {
 	tx, err := c.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
@@ -645,12 +658,8 @@ func (c *Consumer) writeBatch(ctx context.Context, dlq *kafkago.Writer, w *write
 	// The batch's offsets are stored up front, in the round trip that reads what an earlier run
 	// stored (the read sees the values from before): a failure later rolls both back with the rest.
 	// Sorted, so that consumers overlapping during a rebalance lock offset rows in one order.
-	clear(w.last)
-	for i := range items {
-		w.last[topicPartition{items[i].msg.Topic, items[i].msg.Partition}] = i
-	}
 	w.offT, w.offP, w.offO = w.offT[:0], w.offP[:0], w.offO[:0]
-	for tp, i := range w.last {
+	for tp, i := range last {
 		w.offT = append(w.offT, tp.topic)
 		w.offP = append(w.offP, int32(tp.partition))
 		w.offO = append(w.offO, items[i].msg.Offset)
