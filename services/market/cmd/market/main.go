@@ -32,14 +32,14 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	cfg, err := app.ConfigFromEnv("market")
+	env := app.NewEnv(app.EnvPrefix)
+	cfg, err := app.LoadConfig(env, "market")
 	if err != nil {
 		return err
 	}
-	env := app.NewEnv(app.EnvPrefix)
 	writers := env.Int("INGEST_WRITERS", ingest.DefaultWriters)
 	if err := env.Err(); err != nil {
-		return err
+		return fmt.Errorf("market configuration: %w", err)
 	}
 	if writers < 1 || writers > maxIngestWriters {
 		return fmt.Errorf("%sINGEST_WRITERS must be 1..%d, got %d", app.EnvPrefix, maxIngestWriters, writers)
