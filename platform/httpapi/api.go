@@ -48,7 +48,8 @@ type Responder interface {
 type Options struct {
 	// Logger receives access logs and internal errors; nil discards them.
 	Logger *slog.Logger
-	// Registerer receives tidemark_http_request_seconds; nil leaves the histogram unregistered.
+	// Registerer receives tidemark_http_request_seconds and tidemark_http_coalesced_requests_total;
+	// nil leaves them unregistered.
 	Registerer prometheus.Registerer
 	// TracerProvider creates one server span per request; nil means no tracing.
 	TracerProvider trace.TracerProvider
@@ -61,19 +62,20 @@ type Options struct {
 
 // API is a router plus the single wrapper that turns Func results into responses.
 type API struct {
-	logger   *slog.Logger
-	router   *mux.Router
-	tracer   trace.Tracer
-	duration *prometheus.HistogramVec
-	pageKey  []byte
-	macs     sync.Pool // of hash.Hash: HMAC-SHA256 keyed with pageKey, see cursorMAC
-	scratch  scratchPools
-	now      func() time.Time
-	handler  http.Handler
+	logger    *slog.Logger
+	router    *mux.Router
+	tracer    trace.Tracer
+	duration  *prometheus.HistogramVec
+	coalesced *prometheus.CounterVec
+	pageKey   []byte
+	macs      sync.Pool // of hash.Hash: HMAC-SHA256 keyed with pageKey, see cursorMAC
+	scratch   scratchPools
+	now       func() time.Time
+	handler   http.Handler
 }
 
-// New builds an API. It panics if the registerer already holds an incompatible
-// tidemark_http_request_seconds, like prometheus.MustRegister: that is a wiring bug.
+// New builds an API. It panics if the registerer already holds an incompatible collector of one of
+// its metrics' names, like prometheus.MustRegister: that is a wiring bug.
 func New(opts Options) *API {
 	a := &API{
 		logger: opts.Logger,
@@ -97,11 +99,15 @@ func New(opts Options) *API {
 		_, _ = rand.Read(a.pageKey) // crypto/rand.Read never fails (it crashes the program instead).
 	}
 	a.macs.New = func() any { return hmac.New(sha256.New, a.pageKey) }
-	a.duration = registerHistogram(opts.Registerer, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+	a.duration = register(opts.Registerer, prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "tidemark_http_request_seconds",
 		Help:    "Duration of HTTP requests by route template, method and status code.",
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 	}, []string{"route", "method", "code"}))
+	a.coalesced = register(opts.Registerer, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tidemark_http_coalesced_requests_total",
+		Help: "Requests answered by a read another request of the same path and query ran for them (see httpapi.Coalesce), by route template.",
+	}, []string{"route"}))
 
 	a.router.Use(a.recordRoute)
 	a.router.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -112,19 +118,19 @@ func New(opts Options) *API {
 	return a
 }
 
-// registerHistogram registers h, reusing an identical collector already registered (several services
-// share one registry in the single-process dev stack).
-func registerHistogram(reg prometheus.Registerer, h *prometheus.HistogramVec) *prometheus.HistogramVec {
+// register registers c, reusing an identical collector already registered (several services share
+// one registry in the single-process dev stack).
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
 	if reg == nil {
-		return h
+		return c
 	}
-	err := reg.Register(h)
+	err := reg.Register(c)
 	if err == nil {
-		return h
+		return c
 	}
 	var are prometheus.AlreadyRegisteredError
 	if errors.As(err, &are) {
-		if existing, ok := are.ExistingCollector.(*prometheus.HistogramVec); ok {
+		if existing, ok := are.ExistingCollector.(C); ok {
 			return existing
 		}
 	}
@@ -147,6 +153,7 @@ type RouteOption func(*routeConfig)
 type routeConfig struct {
 	cacheControl string
 	cache        *responseCache
+	coalesce     bool
 }
 
 // CacheControl sets the Cache-Control header of the route's successful responses. Without it they carry
@@ -164,6 +171,9 @@ func (a *API) Handle(method, path string, f Func, opts ...RouteOption) {
 	}
 	if cfg.cache != nil {
 		f = cfg.cache.wrap(f)
+	}
+	if cfg.coalesce {
+		f = a.coalescer(path).wrap(f)
 	}
 	a.router.Handle(path, a.wrap(f, cfg)).Methods(method)
 }
