@@ -33,10 +33,13 @@ func Routes(api *httpapi.API, store market.Store, now func() time.Time) {
 		{market.Rewards, 20, 0, spotMarket},
 	}
 	rolling := httpapi.CacheControl("public, max-age=2")
+	// Bots poll the same newest pages: concurrent identical requests share one read, each answered
+	// by a read begun after it arrived, so the crowd costs the database one query at a time.
 	for _, l := range lists {
 		base := "/market/{symbol}/" + string(l.series)
-		api.Handle(nethttp.MethodGet, base, h.rolling(l.series, l.def, l.max, l.allowed), rolling)
-		api.Handle(nethttp.MethodGet, base+"/{year}/{month}/{day}", h.dated(l.series, l.allowed), httpapi.CacheControl("public, max-age=30"))
+		api.Handle(nethttp.MethodGet, base, h.rolling(l.series, l.def, l.max, l.allowed), rolling, httpapi.Coalesce())
+		api.Handle(nethttp.MethodGet, base+"/{year}/{month}/{day}", h.dated(l.series, l.allowed),
+			httpapi.CacheControl("public, max-age=30"), httpapi.Coalesce())
 	}
 	// Every chart of a market polls the same newest candles: one computation per second serves them
 	// all, within the max-age the route already gives clients and CDNs. 64 MB holds the newest
