@@ -155,6 +155,26 @@ func (g *coalesceRig) idle() {
 	}
 }
 
+// queueBehind starts run n for path, queues one request per context behind it and lets run n end,
+// so that run n+1 starts for the queued requests. Their answers arrive on the returned channels.
+func (g *coalesceRig) queueBehind(path string, n int, ctxs ...context.Context) []<-chan answer {
+	g.t.Helper()
+	release := g.gate(n)
+	first := g.get(context.Background(), path)
+	g.awaitStart(n)
+	var queued []<-chan answer
+	for _, ctx := range ctxs {
+		queued = append(queued, g.get(ctx, path))
+	}
+	g.awaitWaiting(path, len(ctxs))
+	release()
+	if run := g.runOf(g.await(first)); run != n {
+		g.t.Fatalf("first request answered by run %d, want %d", run, n)
+	}
+	g.awaitStart(n + 1)
+	return queued
+}
+
 // TestCoalesceAnswersWithTheNextRun: requests arriving during a run never take its answer (its read
 // may predate them); all of them share the next run.
 func TestCoalesceAnswersWithTheNextRun(t *testing.T) {
@@ -229,9 +249,6 @@ func TestCoalesceRequestsThatLeave(t *testing.T) {
 
 	t.Run("a shared run goes on for those still waiting", func(t *testing.T) {
 		g.t = t
-		release := g.gate(2)
-		first := g.get(bg, path)
-		g.awaitStart(2)
 		// Run 3 waits until the test has cancelled one of its two requests, leader or not, then
 		// reports whether its context is still alive.
 		cancelled := make(chan struct{})
@@ -241,14 +258,10 @@ func TestCoalesceRequestsThatLeave(t *testing.T) {
 			return map[string]any{"run": 3, "alive": r.Context().Err() == nil}, nil
 		})
 		ctx, cancel := context.WithCancel(bg)
-		a, b := g.get(ctx, path), g.get(bg, path)
-		g.awaitWaiting(path, 2)
-		release()
-		g.await(first)
-		g.awaitStart(3)
+		queued := g.queueBehind(path, 2, ctx, bg)
 		cancel()
 		close(cancelled)
-		got := g.await(b)
+		got := g.await(queued[1])
 		var v struct {
 			Run   int
 			Alive bool
@@ -256,15 +269,12 @@ func TestCoalesceRequestsThatLeave(t *testing.T) {
 		if got.code != 200 || json.Unmarshal([]byte(got.body), &v) != nil || v.Run != 3 || !v.Alive {
 			t.Fatalf("remaining waiter: %d %s, want run 3 with its context alive", got.code, got.body)
 		}
-		g.await(a)
+		g.await(queued[0])
 		g.idle()
 	})
 
 	t.Run("a shared run is cancelled when everyone has gone", func(t *testing.T) {
 		g.t = t
-		release := g.gate(4)
-		first := g.get(bg, path)
-		g.awaitStart(4)
 		sawCancel := make(chan error, 1)
 		g.act(5, func(r *http.Request) (any, error) {
 			select {
@@ -276,17 +286,14 @@ func TestCoalesceRequestsThatLeave(t *testing.T) {
 			return nil, r.Context().Err()
 		})
 		ctx, cancel := context.WithCancel(bg)
-		a, b := g.get(ctx, path), g.get(ctx, path)
-		g.awaitWaiting(path, 2)
-		release()
-		g.await(first)
-		g.awaitStart(5)
+		queued := g.queueBehind(path, 4, ctx, ctx)
 		cancel()
 		if err := <-sawCancel; !errors.Is(err, context.Canceled) {
 			t.Fatalf("shared run's context: %v, want cancelled", err)
 		}
-		g.await(a)
-		g.await(b)
+		for _, ch := range queued {
+			g.await(ch)
+		}
 		g.idle()
 	})
 }
@@ -306,18 +313,8 @@ func TestCoalesceSharesFailures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newCoalesceRig(t)
 			bg := context.Background()
-			release := g.gate(1)
-			first := g.get(bg, "/c/f")
-			g.awaitStart(1)
 			g.act(2, tc.act)
-			var waiters []<-chan answer
-			for range 3 {
-				waiters = append(waiters, g.get(bg, "/c/f"))
-			}
-			g.awaitWaiting("/c/f", 3)
-			release()
-			g.runOf(g.await(first))
-			for i, ch := range waiters {
+			for i, ch := range g.queueBehind("/c/f", 1, bg, bg, bg) {
 				if got := g.await(ch); got.code != tc.wantCode {
 					t.Fatalf("waiter %d: %d %s, want %d", i, got.code, got.body, tc.wantCode)
 				}
