@@ -130,6 +130,8 @@ var restProfile = flag.String("bench.restprofile", "", "write a CPU profile of t
 // BenchmarkTradesREST serves GET /market/SOL-PERP/trades over 10 M fills to 16 concurrent keep-alive
 // connections, and in the same run a bare net/http handler answering the same 20 records from memory.
 // Targets: trades >= 0.3 x the bare handler's throughput with p99 < 10 ms; candles (limit 1000) p99 < 15 ms.
+// The first page is measured as the 16 clients polling one URL get it, concurrent requests sharing
+// reads (solo_ratio aside: the same page with every request running its own query).
 func BenchmarkTradesREST(b *testing.B) {
 	for range b.N {
 		pool := database(b, "bench_rest", false)
