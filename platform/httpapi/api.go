@@ -169,10 +169,10 @@ func (a *API) Handle(method, path string, f Func, opts ...RouteOption) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	switch {
-	case cfg.cache != nil:
-		f = cfg.cache.wrap(f, a.coalescer(path))
-	case cfg.coalesce:
+	if cfg.cache != nil {
+		f = cfg.cache.wrap(f)
+	}
+	if cfg.coalesce {
 		f = a.coalescer(path).wrap(f)
 	}
 	a.router.Handle(path, a.wrap(f, cfg)).Methods(method)

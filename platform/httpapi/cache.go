@@ -5,10 +5,12 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 )
 
 // SharedCache reuses a route's successful answers for up to ttl, keyed by path and query, for every
-// client. Concurrent misses for one key share one computation (the route coalesces them). It is for
+// client. Concurrent requests for the same key while it is computed share one computation. It is for
 // expensive reads whose answer is the same for everyone who asks within ttl, such as the newest
 // candles every chart polls; keep ttl within the route's Cache-Control max-age so clients and CDNs
 // see nothing staler than they are already allowed to. Errors are never cached.
@@ -23,8 +25,9 @@ func SharedCache(ttl time.Duration, maxBytes int) RouteOption {
 }
 
 type responseCache struct {
-	ttl time.Duration
-	max int // bytes of keys and bodies
+	ttl   time.Duration
+	max   int // bytes of keys and bodies
+	group singleflight.Group
 
 	mu      sync.Mutex
 	entries map[string]cachedResponse
@@ -54,42 +57,36 @@ func (c cachedResponse) Respond(w http.ResponseWriter, _ *http.Request) error {
 	return err
 }
 
-// wrap serves f through the cache, its misses through co: the requests that queue behind a miss's
-// computation find its answer stored when their own run starts. Expiry runs on the wall clock, not
-// the API's injected clock: that one is the data's notion of now (tests freeze it), while freshness
-// is about real elapsed time.
-func (c *responseCache) wrap(f Func, co *coalescer) Func {
-	miss := co.wrap(func(r *http.Request) (any, error) {
-		key := requestKey(r)
-		if e, ok := c.lookup(key); ok {
-			return e, nil
-		}
-		res, err := f(r)
-		if err != nil {
-			return nil, err
-		}
-		rendered, err := render(res, r)
-		if err != nil {
-			return nil, err
-		}
-		rendered.expires = time.Now().Add(c.ttl)
-		c.store(key, rendered, time.Now())
-		return rendered, nil
-	})
+// wrap serves f through the cache. Expiry runs on the wall clock, not the API's injected clock: that
+// one is the data's notion of now (tests freeze it), while freshness is about real elapsed time.
+func (c *responseCache) wrap(f Func) Func {
+	now := time.Now
 	return func(r *http.Request) (any, error) {
-		if e, ok := c.lookup(requestKey(r)); ok {
+		key := r.URL.Path + "?" + r.URL.RawQuery
+		c.mu.Lock()
+		e, ok := c.entries[key]
+		c.mu.Unlock()
+		if ok && now().Before(e.expires) {
 			return e, nil
 		}
-		return miss(r)
+		v, err, _ := c.group.Do(key, func() (any, error) {
+			res, err := f(r)
+			if err != nil {
+				return nil, err
+			}
+			rendered, err := render(res, r)
+			if err != nil {
+				return nil, err
+			}
+			rendered.expires = now().Add(c.ttl)
+			c.store(key, rendered, now())
+			return rendered, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
 	}
-}
-
-// lookup returns the live answer stored for key.
-func (c *responseCache) lookup(key string) (cachedResponse, bool) {
-	c.mu.Lock()
-	e, ok := c.entries[key]
-	c.mu.Unlock()
-	return e, ok && time.Now().Before(e.expires)
 }
 
 func (c *responseCache) store(key string, e cachedResponse, now time.Time) {
@@ -130,8 +127,6 @@ func (c *responseCache) evict(now time.Time) {
 func render(res any, r *http.Request) (cachedResponse, error) {
 	rec := &bodyRecorder{header: http.Header{}, status: http.StatusOK}
 	switch v := res.(type) {
-	case cachedResponse: // already rendered
-		return v, nil
 	case nil:
 		rec.status = http.StatusNoContent
 	case Responder:
