@@ -62,7 +62,7 @@ func (c cachedResponse) Respond(w http.ResponseWriter, _ *http.Request) error {
 func (c *responseCache) wrap(f Func) Func {
 	now := time.Now
 	return func(r *http.Request) (any, error) {
-		key := r.URL.Path + "?" + r.URL.RawQuery
+		key := requestKey(r)
 		c.mu.Lock()
 		e, ok := c.entries[key]
 		c.mu.Unlock()

@@ -25,7 +25,8 @@ import (
 // cancelled only when every request waiting for it has gone. Requests answered by another's run are
 // counted in tidemark_http_coalesced_requests_total and marked on their span; the database spans are
 // on the span of the request that ran it. Use it only for reads whose answer depends on nothing but
-// path and query. SharedCache already shares its computations: the two are not meant together.
+// path and query. SharedCache shares its computations its own way, joining one under way (its
+// answers may be as old as its ttl anyway): the two are not meant together.
 func Coalesce() RouteOption {
 	return func(c *routeConfig) { c.coalesce = true }
 }
@@ -62,9 +63,12 @@ func (a *API) coalescer(route string) *coalescer {
 	return &coalescer{shared: a.coalesced.WithLabelValues(route), keys: map[string]*flight{}}
 }
 
+// requestKey is what identifies a request's answer on the routes that share them: path and query.
+func requestKey(r *http.Request) string { return r.URL.RequestURI() }
+
 func (c *coalescer) wrap(f Func) Func {
 	return func(r *http.Request) (any, error) {
-		key := r.URL.RequestURI()
+		key := requestKey(r)
 		c.mu.Lock()
 		next, running := c.keys[key]
 		if !running {
