@@ -31,8 +31,6 @@ type Config struct {
 	LogLevel slog.Level
 	// OTLPEndpoint is the OTLP/HTTP collector URL; empty disables trace export (TIDEMARK_OTLP_ENDPOINT).
 	OTLPEndpoint string
-	// PGURL is the PostgreSQL connection URL (TIDEMARK_PG_URL); services that need it check it.
-	PGURL string
 	// KafkaBrokers are host:port seed brokers (TIDEMARK_KAFKA_BROKERS, comma-separated).
 	KafkaBrokers []string
 	// PageKey signs page tokens; all replicas of a service share it (TIDEMARK_PAGE_KEY, >= 32 bytes).
@@ -57,7 +55,6 @@ func LoadConfig(env *Env, service string) (Config, error) {
 		ShutdownTimeout: env.Duration("SHUTDOWN_TIMEOUT", 20*time.Second),
 		LogLevel:        Parse(env, "LOG_LEVEL", slog.LevelInfo, "debug, info, warn or error", parseLevel),
 		OTLPEndpoint:    env.String("OTLP_ENDPOINT", ""),
-		PGURL:           env.String("PG_URL", ""),
 		KafkaBrokers:    env.Strings("KAFKA_BROKERS", nil),
 		PageKey:         env.Bytes("PAGE_KEY", nil),
 		Dev:             env.Bool("DEV", false),

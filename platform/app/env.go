@@ -20,6 +20,37 @@ type Env struct {
 	// Lookup replaces os.LookupEnv (tests pass a map); nil means the process environment.
 	Lookup func(name string) (string, bool)
 	errs   []error
+	vars   []Var
+}
+
+// Var is a variable an Env was asked for, with the default it had.
+type Var struct {
+	Name    string // with the prefix: TIDEMARK_INGEST_WRITERS
+	Default string // "" when empty
+}
+
+// Vars lists every variable read so far, in the order they were first read: what a deployable reads
+// is what its configuration code asks for, so the list is complete once the configuration is loaded.
+func (e *Env) Vars() []Var { return e.vars }
+
+func (e *Env) note(name string, def any) {
+	key := e.Prefix + name
+	for _, v := range e.vars {
+		if v.Name == key {
+			return
+		}
+	}
+	d := fmt.Sprint(def)
+	switch def := def.(type) {
+	case []string:
+		d = strings.Join(def, ",")
+	case []byte:
+		d = string(def)
+	}
+	if def == nil {
+		d = ""
+	}
+	e.vars = append(e.vars, Var{Name: key, Default: d})
 }
 
 // NewEnv reads the process environment with prefix, e.g. "TIDEMARK_".
@@ -44,6 +75,7 @@ func (e *Env) fail(key, val, want string) {
 
 // String returns the variable's value or def.
 func (e *Env) String(name, def string) string {
+	e.note(name, def)
 	if _, v, ok := e.value(name); ok {
 		return v
 	}
@@ -52,6 +84,7 @@ func (e *Env) String(name, def string) string {
 
 // Int returns the variable as a base-10 int or def.
 func (e *Env) Int(name string, def int) int {
+	e.note(name, def)
 	key, v, ok := e.value(name)
 	if !ok {
 		return def
@@ -66,6 +99,7 @@ func (e *Env) Int(name string, def int) int {
 
 // Duration returns the variable as a Go duration ("20s", "1m30s") or def.
 func (e *Env) Duration(name string, def time.Duration) time.Duration {
+	e.note(name, def)
 	key, v, ok := e.value(name)
 	if !ok {
 		return def
@@ -80,6 +114,7 @@ func (e *Env) Duration(name string, def time.Duration) time.Duration {
 
 // Bool returns the variable as a boolean (strconv.ParseBool: 1, t, true, 0, f, false, ...) or def.
 func (e *Env) Bool(name string, def bool) bool {
+	e.note(name, def)
 	key, v, ok := e.value(name)
 	if !ok {
 		return def
@@ -94,6 +129,7 @@ func (e *Env) Bool(name string, def bool) bool {
 
 // Strings returns the comma-separated items of the variable, trimmed, empty items dropped, or def.
 func (e *Env) Strings(name string, def []string) []string {
+	e.note(name, def)
 	_, v, ok := e.value(name)
 	if !ok {
 		return def
@@ -113,6 +149,7 @@ func (e *Env) Strings(name string, def []string) []string {
 // Bytes returns the variable's raw bytes or def; it suits secrets such as HMAC keys, whose text form
 // (for instance `openssl rand -hex 32`) is itself the key.
 func (e *Env) Bytes(name string, def []byte) []byte {
+	e.note(name, def)
 	if _, v, ok := e.value(name); ok {
 		return []byte(v)
 	}
@@ -121,6 +158,7 @@ func (e *Env) Bytes(name string, def []byte) []byte {
 
 // Parse parses the variable with parse, recording its error; it serves types Env has no method for.
 func Parse[T any](e *Env, name string, def T, want string, parse func(string) (T, error)) T {
+	e.note(name, def)
 	key, v, ok := e.value(name)
 	if !ok {
 		return def

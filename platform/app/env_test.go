@@ -105,7 +105,7 @@ func TestLoadConfig(t *testing.T) {
 			check: func(t *testing.T, c app.Config) {
 				if c.Service != "market" || c.PublicAddr != ":8080" || c.InternalAddr != ":9090" ||
 					c.ShutdownTimeout != 20*time.Second || c.LogLevel != slog.LevelInfo || c.Dev ||
-					c.OTLPEndpoint != "" || c.PGURL != "" || c.KafkaBrokers != nil || string(c.PageKey) != key {
+					c.OTLPEndpoint != "" || c.KafkaBrokers != nil || string(c.PageKey) != key {
 					t.Errorf("config = %+v", c)
 				}
 			},
@@ -115,12 +115,12 @@ func TestLoadConfig(t *testing.T) {
 			vars: map[string]string{
 				"TIDEMARK_PUBLIC_ADDR": "127.0.0.1:1", "TIDEMARK_INTERNAL_ADDR": "127.0.0.1:2",
 				"TIDEMARK_SHUTDOWN_TIMEOUT": "5s", "TIDEMARK_LOG_LEVEL": "debug",
-				"TIDEMARK_OTLP_ENDPOINT": "http://collector:4318", "TIDEMARK_PG_URL": "postgres://x/y",
+				"TIDEMARK_OTLP_ENDPOINT": "http://collector:4318",
 				"TIDEMARK_KAFKA_BROKERS": "k1:9092,k2:9092", "TIDEMARK_PAGE_KEY": key,
 			},
 			check: func(t *testing.T, c app.Config) {
 				if c.PublicAddr != "127.0.0.1:1" || c.InternalAddr != "127.0.0.1:2" || c.ShutdownTimeout != 5*time.Second ||
-					c.LogLevel != slog.LevelDebug || c.OTLPEndpoint != "http://collector:4318" || c.PGURL != "postgres://x/y" ||
+					c.LogLevel != slog.LevelDebug || c.OTLPEndpoint != "http://collector:4318" ||
 					fmt.Sprint(c.KafkaBrokers) != "[k1:9092 k2:9092]" {
 					t.Errorf("config = %+v", c)
 				}

@@ -8,13 +8,14 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -25,6 +26,9 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/tidemark/tidemark/platform/fault"
+	"github.com/tidemark/tidemark/platform/telemetry"
 )
 
 // discardLogger stands in for a nil logger.
@@ -56,8 +60,15 @@ type Options struct {
 	// PageKey is the HMAC key of page tokens. Every replica of a service must share it. Empty means a
 	// random per-process key: tokens then die with the process, which is only acceptable in tests.
 	PageKey []byte
-	// Now is the clock handlers use for date validation; nil means time.Now.
+	// Now is the data's clock: what handlers take as the present for date validation and rolling
+	// windows (tests freeze it); nil means time.Now.
 	Now func() time.Time
+	// Clock measures elapsed time for freshness (SharedCache expiry); nil means time.Now. It is not
+	// Now: a frozen data clock must not keep cached answers alive for ever.
+	Clock func() time.Time
+	// Unavailable reports errors that mean a dependency cannot be reached (pg.Unavailable): they are
+	// answered 503 with Retry-After, and logged once per outage instead of once per request. nil: none.
+	Unavailable func(error) bool
 }
 
 // API is a router plus the single wrapper that turns Func results into responses.
@@ -71,22 +82,35 @@ type API struct {
 	macs      sync.Pool // of hash.Hash: HMAC-SHA256 keyed with pageKey, see cursorMAC
 	scratch   scratchPools
 	now       func() time.Time
+	clock     func() time.Time
 	handler   http.Handler
+
+	unavailable func(error) bool
+	outage      atomic.Bool // an unavailable dependency was reported and no request has succeeded since
+
+	routesMu sync.Mutex
+	routes   map[*mux.Route]routeConfig // for preflight requests: what each route allows
 }
 
 // New builds an API. It panics if the registerer already holds an incompatible collector of one of
 // its metrics' names, like prometheus.MustRegister: that is a wiring bug.
 func New(opts Options) *API {
 	a := &API{
-		logger: opts.Logger,
-		router: mux.NewRouter(),
-		now:    opts.Now,
+		logger:      opts.Logger,
+		router:      mux.NewRouter(),
+		now:         opts.Now,
+		clock:       opts.Clock,
+		unavailable: opts.Unavailable,
+		routes:      map[*mux.Route]routeConfig{},
 	}
 	if a.logger == nil {
 		a.logger = discardLogger()
 	}
 	if a.now == nil {
 		a.now = time.Now
+	}
+	if a.clock == nil {
+		a.clock = time.Now
 	}
 	tp := opts.TracerProvider
 	if tp == nil {
@@ -99,42 +123,23 @@ func New(opts Options) *API {
 		_, _ = rand.Read(a.pageKey) // crypto/rand.Read never fails (it crashes the program instead).
 	}
 	a.macs.New = func() any { return hmac.New(sha256.New, a.pageKey) }
-	a.duration = register(opts.Registerer, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+	a.duration = telemetry.Register(opts.Registerer, prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "tidemark_http_request_seconds",
 		Help:    "Duration of HTTP requests by route template, method and status code.",
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 	}, []string{"route", "method", "code"}))
-	a.coalesced = register(opts.Registerer, prometheus.NewCounterVec(prometheus.CounterOpts{
+	a.coalesced = telemetry.Register(opts.Registerer, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "tidemark_http_coalesced_requests_total",
 		Help: "Requests answered by a read another request of the same path and query ran for them (see httpapi.Coalesce), by route template.",
 	}, []string{"route"}))
 
 	a.router.Use(a.recordRoute)
 	a.router.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		WriteError(w, r, Errorf(NotFound, "not found"), a.logger)
+		a.writeError(w, r, fault.Errorf(fault.NotFound, "not found"))
 	})
 	a.router.MethodNotAllowedHandler = http.HandlerFunc(a.methodNotAllowed)
 	a.handler = http.HandlerFunc(a.serveHTTP)
 	return a
-}
-
-// register registers c, reusing an identical collector already registered (several services share
-// one registry in the single-process dev stack).
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
-	if reg == nil {
-		return c
-	}
-	err := reg.Register(c)
-	if err == nil {
-		return c
-	}
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
-		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing
-		}
-	}
-	panic(fmt.Sprintf("httpapi: register metrics: %v", err))
 }
 
 // Router is the underlying router, for handlers that are not Funcs (they still get the access log,
@@ -154,12 +159,20 @@ type routeConfig struct {
 	cacheControl string
 	cache        *responseCache
 	coalesce     bool
+	headers      []string // request headers a browser on another origin may send (AllowHeaders)
 }
 
 // CacheControl sets the Cache-Control header of the route's successful responses. Without it they carry
 // "no-cache" (history changes as events arrive); error responses always carry "no-store".
 func CacheControl(value string) RouteOption {
 	return func(c *routeConfig) { c.cacheControl = value }
+}
+
+// AllowHeaders lets browsers on other origins send these request headers to the route (they are
+// named in the answer to a CORS preflight). Every route already allows any origin to read it: the API
+// is public and takes no cookies.
+func AllowHeaders(names ...string) RouteOption {
+	return func(c *routeConfig) { c.headers = append(c.headers, names...) }
 }
 
 // Handle registers f for method and path (a gorilla/mux template such as "/market/{symbol}/trades").
@@ -170,20 +183,27 @@ func (a *API) Handle(method, path string, f Func, opts ...RouteOption) {
 		o(&cfg)
 	}
 	if cfg.cache != nil {
-		f = cfg.cache.wrap(f)
+		f = cfg.cache.wrap(f, a.clock)
 	}
 	if cfg.coalesce {
 		f = a.coalescer(path).wrap(f)
 	}
-	a.router.Handle(path, a.wrap(f, cfg)).Methods(method)
+	route := a.router.Handle(path, a.wrap(f, cfg)).Methods(method)
+	a.routesMu.Lock()
+	a.routes[route] = cfg
+	a.routesMu.Unlock()
 }
 
 // wrap is the one place that turns a Func's outcome into a response.
 func (a *API) wrap(f Func, cfg routeConfig) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := checkInput(r); err != nil {
+			a.writeError(w, r, err)
+			return
+		}
 		res, err := f(r)
 		if err != nil {
-			WriteError(w, r, err, a.logger)
+			a.writeError(w, r, err)
 			return
 		}
 		w.Header().Set("Cache-Control", cfg.cacheControl)
@@ -194,7 +214,7 @@ func (a *API) wrap(f Func, cfg routeConfig) http.Handler {
 			tw := &trackingWriter{ResponseWriter: w}
 			if err := v.Respond(tw, r); err != nil {
 				if !tw.wrote {
-					WriteError(w, r, err, a.logger)
+					a.writeError(w, r, err)
 					return
 				}
 				// Mostly a client that went away mid-stream: nothing to answer and not a server fault.
@@ -204,7 +224,7 @@ func (a *API) wrap(f Func, cfg routeConfig) http.Handler {
 		default:
 			body, err := encodeJSON(v)
 			if err != nil {
-				WriteError(w, r, err, a.logger)
+				a.writeError(w, r, err)
 				return
 			}
 			_ = writeBody(w, http.StatusOK, body) // a failed write means the client left
@@ -213,9 +233,17 @@ func (a *API) wrap(f Func, cfg routeConfig) http.Handler {
 }
 
 func (a *API) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	for _, m := range a.allowedMethods(r) {
+		w.Header().Add("Allow", m)
+	}
+	a.writeError(w, r, fault.Errorf(MethodNotAllowed, "method not allowed"))
+}
+
+// allowedMethods lists the methods some route serves r's path with.
+func (a *API) allowedMethods(r *http.Request) []string {
 	var allowed []string
 	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
-		http.MethodPatch, http.MethodDelete, http.MethodOptions} {
+		http.MethodPatch, http.MethodDelete} {
 		probe := r.Clone(r.Context())
 		probe.Method = m
 		var match mux.RouteMatch
@@ -223,10 +251,40 @@ func (a *API) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 			allowed = append(allowed, m)
 		}
 	}
-	for _, m := range allowed {
-		w.Header().Add("Allow", m)
+	return allowed
+}
+
+// routeFor returns the configuration of the route serving method on r's path.
+func (a *API) routeFor(r *http.Request, method string) (routeConfig, bool) {
+	probe := r.Clone(r.Context())
+	probe.Method = method
+	var match mux.RouteMatch
+	if !a.router.Match(probe, &match) || match.MatchErr != nil {
+		return routeConfig{}, false
 	}
-	WriteError(w, r, Errorf(MethodNotAllowed, "method not allowed"), a.logger)
+	a.routesMu.Lock()
+	defer a.routesMu.Unlock()
+	cfg, ok := a.routes[match.Route]
+	return cfg, ok
+}
+
+// writeError answers err; an error Options.Unavailable recognises is answered as fault.Unavailable.
+// An outage is logged when it starts and when a request succeeds again, not once per request.
+func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	code := fault.CodeOf(err)
+	if code == fault.Internal && a.unavailable != nil && a.unavailable(err) {
+		code = fault.Unavailable
+	}
+	if code == fault.Unavailable {
+		if a.outage.CompareAndSwap(false, true) {
+			a.logger.LogAttrs(r.Context(), slog.LevelError, "dependency unavailable: answering 503 until a request succeeds",
+				slog.String("route", routeOf(r)), slog.String("error", err.Error()))
+		} else {
+			a.logger.LogAttrs(r.Context(), slog.LevelDebug, "dependency still unavailable",
+				slog.String("route", routeOf(r)), slog.String("error", err.Error()))
+		}
+	}
+	writeError(w, r, err, code, a.logger)
 }
 
 // reqState carries what the outer middleware learns only after routing, and the memory the request
@@ -285,8 +343,18 @@ func (a *API) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	r = r.WithContext(ctx)
 
 	rec := &recorder{ResponseWriter: w}
-	rec.Header().Set("X-Content-Type-Options", "nosniff")
-	aborted := a.serveRecovered(rec, r)
+	h := rec.Header()
+	h.Set("X-Content-Type-Options", "nosniff")
+	// Every answer is public data and no route reads cookies, so any origin may read any answer,
+	// errors included (a browser app must see why it was refused).
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Expose-Headers", "Content-Disposition, Retry-After")
+	aborted := false
+	if r.Method == http.MethodOptions {
+		a.options(rec, r)
+	} else {
+		aborted = a.serveRecovered(rec, r)
+	}
 
 	route := st.route
 	if route == "" {
@@ -296,6 +364,9 @@ func (a *API) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		span.SetAttributes(attribute.String("http.route", route))
 	}
 	status := rec.statusCode()
+	if status < 300 && a.outage.Load() && a.outage.CompareAndSwap(true, false) {
+		a.logger.LogAttrs(ctx, slog.LevelInfo, "dependency available again", slog.String("route", route))
+	}
 	span.SetAttributes(attribute.Int("http.response.status_code", status))
 	if status >= 500 {
 		span.SetStatus(codes.Error, http.StatusText(status))
@@ -316,6 +387,38 @@ func (a *API) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		panic(http.ErrAbortHandler)
 	}
 	st.releaseScratch()
+}
+
+// options answers OPTIONS for any path a route serves: 204 with Allow, and for a CORS preflight
+// (Access-Control-Request-Method) the methods and the request headers the route allows other origins
+// to use. A path no route serves is 404; a preflight for a method the path lacks is 405.
+func (a *API) options(w http.ResponseWriter, r *http.Request) {
+	allowed := a.allowedMethods(r)
+	if len(allowed) == 0 {
+		a.writeError(w, r, fault.Errorf(fault.NotFound, "not found"))
+		return
+	}
+	allowed = append(allowed, http.MethodOptions)
+	h := w.Header()
+	h.Set("Allow", strings.Join(allowed, ", "))
+	if want := r.Header.Get("Access-Control-Request-Method"); want != "" {
+		cfg, ok := a.routeFor(r, want)
+		if !ok {
+			a.writeError(w, r, fault.Errorf(MethodNotAllowed, "method %s not allowed", want))
+			return
+		}
+		headers := cfg.headers
+		if want != http.MethodGet && want != http.MethodHead {
+			headers = append([]string{"Content-Type"}, headers...)
+		}
+		h.Set("Access-Control-Allow-Methods", strings.Join(allowed, ", "))
+		if len(headers) > 0 {
+			h.Set("Access-Control-Allow-Headers", strings.Join(headers, ", "))
+		}
+		h.Set("Access-Control-Max-Age", "86400")
+	}
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // serveRecovered runs the router and turns a panic into a logged 500. It reports whether the response

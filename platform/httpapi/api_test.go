@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidemark/tidemark/platform/fault"
+
 	"github.com/prometheus/client_golang/prometheus"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -19,16 +21,16 @@ import (
 
 func TestStatusOf(t *testing.T) {
 	tests := []struct {
-		code httpapi.Code
+		code fault.Code
 		want int
 	}{
-		{httpapi.Invalid, http.StatusBadRequest},
-		{httpapi.Unauthorized, http.StatusUnauthorized},
-		{httpapi.NotFound, http.StatusNotFound},
-		{httpapi.Conflict, http.StatusConflict},
+		{fault.Invalid, http.StatusBadRequest},
+		{fault.Unauthorized, http.StatusUnauthorized},
+		{fault.NotFound, http.StatusNotFound},
+		{fault.Conflict, http.StatusConflict},
 		{httpapi.MethodNotAllowed, http.StatusMethodNotAllowed},
-		{httpapi.Internal, http.StatusInternalServerError},
-		{httpapi.Code("bogus"), http.StatusInternalServerError},
+		{fault.Internal, http.StatusInternalServerError},
+		{fault.Code("bogus"), http.StatusInternalServerError},
 	}
 	for _, tt := range tests {
 		if got := httpapi.StatusOf(tt.code); got != tt.want {
@@ -45,12 +47,12 @@ func TestErrorMapping(t *testing.T) {
 		wantMsg    string
 		wantLogged bool // logged at ERROR as an internal error
 	}{
-		{"invalid", httpapi.Errorf(httpapi.Invalid, "limit must be an integer between %d and %d", 1, 50), 400, "limit must be an integer between 1 and 50", false},
-		{"not found", httpapi.Errorf(httpapi.NotFound, "market %s not found", "XYZ-PERP"), 404, "market XYZ-PERP not found", false},
-		{"unauthorized", httpapi.Errorf(httpapi.Unauthorized, "Unauthorized"), 401, "Unauthorized", false},
-		{"conflict", httpapi.Errorf(httpapi.Conflict, "export already exists"), 409, "export already exists", false},
-		{"wrapped invalid", fmt.Errorf("parse query: %w", httpapi.Errorf(httpapi.Invalid, "bad startTs")), 400, "bad startTs", false},
-		{"internal code hides message", httpapi.Errorf(httpapi.Internal, "pg: password authentication failed"), 500, "internal error", true},
+		{"invalid", fault.Errorf(fault.Invalid, "limit must be an integer between %d and %d", 1, 50), 400, "limit must be an integer between 1 and 50", false},
+		{"not found", fault.Errorf(fault.NotFound, "market %s not found", "XYZ-PERP"), 404, "market XYZ-PERP not found", false},
+		{"unauthorized", fault.Errorf(fault.Unauthorized, "Unauthorized"), 401, "Unauthorized", false},
+		{"conflict", fault.Errorf(fault.Conflict, "export already exists"), 409, "export already exists", false},
+		{"wrapped invalid", fmt.Errorf("parse query: %w", fault.Errorf(fault.Invalid, "bad startTs")), 400, "bad startTs", false},
+		{"internal code hides message", fault.Errorf(fault.Internal, "pg: password authentication failed"), 500, "internal error", true},
 		{"plain error is internal", errors.New("connection refused"), 500, "internal error", true},
 		{"wrapped plain error", fmt.Errorf("query trades: %w", errors.New("boom")), 500, "internal error", true},
 	}
@@ -405,7 +407,7 @@ func TestDecodeJSON(t *testing.T) {
 // ErrorMessage reads back what WriteError writes, and nothing else.
 func TestErrorMessage(t *testing.T) {
 	rec := httptest.NewRecorder()
-	httpapi.WriteError(rec, httptest.NewRequest(http.MethodGet, "/x", nil), httpapi.Errorf(httpapi.Invalid, `bad "from"`), nil)
+	httpapi.WriteError(rec, httptest.NewRequest(http.MethodGet, "/x", nil), fault.Errorf(fault.Invalid, `bad "from"`), nil)
 	if msg, ok := httpapi.ErrorMessage(rec.Body.Bytes()); !ok || msg != `bad "from"` {
 		t.Errorf("ErrorMessage(WriteError) = %q, %v", msg, ok)
 	}

@@ -2,15 +2,15 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"sync"
 	"time"
-
-	"golang.org/x/sync/singleflight"
 )
 
-// SharedCache reuses a route's successful answers for up to ttl, keyed by path and query, for every
-// client. Concurrent requests for the same key while it is computed share one computation. It is for
+// SharedCache reuses a route's successful answers for up to ttl (measured by Options.Clock), keyed by
+// path and query, for every client. Concurrent requests for the same key while it is computed share
+// one computation, which goes on for the others when the client that started it leaves. It is for
 // expensive reads whose answer is the same for everyone who asks within ttl, such as the newest
 // candles every chart polls; keep ttl within the route's Cache-Control max-age so clients and CDNs
 // see nothing staler than they are already allowed to. Errors are never cached.
@@ -20,19 +20,19 @@ import (
 // live answers, new ones are served without being kept.
 func SharedCache(ttl time.Duration, maxBytes int) RouteOption {
 	return func(c *routeConfig) {
-		c.cache = &responseCache{ttl: ttl, max: maxBytes, entries: map[string]cachedResponse{}}
+		c.cache = &responseCache{ttl: ttl, max: maxBytes, entries: map[string]cachedResponse{}, inflight: map[string]*miss{}}
 	}
 }
 
 type responseCache struct {
-	ttl   time.Duration
-	max   int // bytes of keys and bodies
-	group singleflight.Group
+	ttl time.Duration
+	max int // bytes of keys and bodies
 
-	mu      sync.Mutex
-	entries map[string]cachedResponse
-	order   []stored // what was stored, oldest first: with one ttl for all, also the order of expiry
-	bytes   int
+	mu       sync.Mutex
+	entries  map[string]cachedResponse
+	order    []stored // what was stored, oldest first: with one ttl for all, also the order of expiry
+	bytes    int
+	inflight map[string]*miss // computations under way, which requests for the same key join
 }
 
 type stored struct {
@@ -57,35 +57,98 @@ func (c cachedResponse) Respond(w http.ResponseWriter, _ *http.Request) error {
 	return err
 }
 
-// wrap serves f through the cache. Expiry runs on the wall clock, not the API's injected clock: that
-// one is the data's notion of now (tests freeze it), while freshness is about real elapsed time.
-func (c *responseCache) wrap(f Func) Func {
-	now := time.Now
+// miss is one computation of a key that concurrent requests share.
+type miss struct {
+	waiting int                // requests that want its answer and have not gone (under responseCache.mu)
+	cancel  context.CancelFunc // cancels the computation once nobody waits for it
+	done    chan struct{}      // closed once res and err are set
+	res     cachedResponse
+	err     error
+}
+
+// wrap serves f through the cache, with clock measuring freshness. A miss is computed by the first
+// request for its key, on that request's goroutine, with a context that outlives its client: the
+// requests that joined it get the answer even when the first one's client leaves, and it is cancelled
+// only when every one of them has gone.
+func (c *responseCache) wrap(f Func, clock func() time.Time) Func {
 	return func(r *http.Request) (any, error) {
 		key := requestKey(r)
 		c.mu.Lock()
-		e, ok := c.entries[key]
-		c.mu.Unlock()
-		if ok && now().Before(e.expires) {
+		if e, ok := c.entries[key]; ok && clock().Before(e.expires) {
+			c.mu.Unlock()
 			return e, nil
 		}
-		v, err, _ := c.group.Do(key, func() (any, error) {
-			res, err := f(r)
-			if err != nil {
-				return nil, err
+		if m, ok := c.inflight[key]; ok {
+			m.waiting++
+			c.mu.Unlock()
+			select {
+			case <-m.done:
+				if m.err != nil {
+					return nil, m.err
+				}
+				return m.res, nil
+			case <-r.Context().Done():
+				c.leave(m)
+				return nil, r.Context().Err()
 			}
-			rendered, err := render(res, r)
-			if err != nil {
-				return nil, err
-			}
-			rendered.expires = now().Add(c.ttl)
-			c.store(key, rendered, now())
-			return rendered, nil
-		})
-		if err != nil {
-			return nil, err
 		}
-		return v, nil
+		ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+		m := &miss{waiting: 1, cancel: cancel, done: make(chan struct{})}
+		c.inflight[key] = m
+		c.mu.Unlock()
+		return c.compute(r.WithContext(ctx), r.Context(), key, m, f, clock)
+	}
+}
+
+// compute runs f for the requests waiting for m. client is the context of the request running it.
+func (c *responseCache) compute(r *http.Request, client context.Context, key string, m *miss, f Func, clock func() time.Time) (any, error) {
+	stop := context.AfterFunc(client, func() { c.leave(m) })
+	defer func() {
+		stop()
+		m.cancel()
+		c.mu.Lock()
+		delete(c.inflight, key)
+		c.mu.Unlock()
+		if !isClosed(m.done) { // f panicked: nobody may wait for ever
+			m.err = errLeaderFailed
+			close(m.done)
+		}
+	}()
+	res, err := f(r)
+	var rendered cachedResponse
+	if err == nil {
+		// Rendered once for all, into memory of its own: the answer outlives this request.
+		rendered, err = render(res, r)
+	}
+	if err == nil {
+		rendered.expires = clock().Add(c.ttl)
+		c.store(key, rendered, clock())
+	}
+	m.res, m.err = rendered, err
+	close(m.done)
+	if err != nil {
+		return nil, err
+	}
+	return rendered, nil
+}
+
+// leave takes a request that stopped waiting off m, and cancels m when it was the last.
+func (c *responseCache) leave(m *miss) {
+	c.mu.Lock()
+	m.waiting--
+	last := m.waiting == 0
+	c.mu.Unlock()
+	if last {
+		m.cancel()
+	}
+}
+
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 

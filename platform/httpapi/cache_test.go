@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -13,10 +14,31 @@ import (
 	"github.com/tidemark/tidemark/platform/httpapi"
 )
 
+// fakeClock is a clock that moves only when told to.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func newClock() *fakeClock { return &fakeClock{now: time.Date(2026, 11, 19, 12, 0, 0, 0, time.UTC)} }
+
 func TestSharedCache(t *testing.T) {
-	// The API's clock is frozen, as in service tests: expiry must not depend on it.
+	// The data clock is frozen, as in service tests: expiry follows the other clock, Options.Clock.
 	frozen := time.Date(2026, 11, 19, 12, 0, 0, 0, time.UTC)
-	api := httpapi.New(httpapi.Options{Now: func() time.Time { return frozen }})
+	clock := newClock()
+	api := httpapi.New(httpapi.Options{Now: func() time.Time { return frozen }, Clock: clock.Now})
 	const ttl = 100 * time.Millisecond
 	var calls atomic.Int32
 	release := make(chan struct{})
@@ -48,13 +70,12 @@ func TestSharedCache(t *testing.T) {
 		wantCalls int32
 		sameBody  bool
 	}{
-		{"hit within ttl", "/v/a?limit=5", 0, 1, true},
+		{"hit within ttl", "/v/a?limit=5", ttl - time.Millisecond, 1, true},
 		{"other query is another key", "/v/a?limit=6", 0, 2, false},
-		// Expiry is elapsed time itself, so this one case has to let it pass.
-		{"expired entry is recomputed", "/v/a?limit=5", ttl + 20*time.Millisecond, 3, false},
+		{"expired entry is recomputed", "/v/a?limit=5", time.Millisecond, 3, false},
 	}
 	for _, s := range steps {
-		time.Sleep(s.wait)
+		clock.Advance(s.wait)
 		rec := get(s.path)
 		if rec.Code != 200 || calls.Load() != s.wantCalls {
 			t.Fatalf("%s: status %d, %d calls, want %d", s.name, rec.Code, calls.Load(), s.wantCalls)
@@ -96,7 +117,8 @@ func TestSharedCache(t *testing.T) {
 // TestSharedCacheBoundsBytes: clients choose the keys, so what the cache keeps is bounded by bytes;
 // answers that do not fit are served uncached until expiry makes room.
 func TestSharedCacheBoundsBytes(t *testing.T) {
-	api := httpapi.New(httpapi.Options{})
+	clock := newClock()
+	api := httpapi.New(httpapi.Options{Clock: clock.Now})
 	const ttl = 150 * time.Millisecond
 	var calls atomic.Int32
 	api.Handle(http.MethodGet, "/b/{x}", func(r *http.Request) (any, error) {
@@ -123,15 +145,98 @@ func TestSharedCacheBoundsBytes(t *testing.T) {
 		{"two fit", 0, []string{"/b/1", "/b/2", "/b/1", "/b/2"}, 2},
 		{"a third is served, not kept", 0, []string{"/b/3", "/b/3"}, 4},
 		{"nor one larger than the budget", 0, []string{"/b/big", "/b/big"}, 6},
-		{"expiry makes room", ttl + 30*time.Millisecond, []string{"/b/3", "/b/3"}, 7},
+		{"expiry makes room", ttl, []string{"/b/3", "/b/3"}, 7},
 	}
 	for _, s := range steps {
-		time.Sleep(s.wait)
+		clock.Advance(s.wait)
 		for _, p := range s.paths {
 			get(p)
 		}
 		if got := calls.Load(); got != s.wantCalls {
 			t.Fatalf("%s: %d calls, want %d", s.name, got, s.wantCalls)
 		}
+	}
+}
+
+// TestSharedCacheMissOutlivesItsFirstClient: the requests that joined a miss get its answer when the
+// client that started it goes away, and the computation is cancelled only when all of them have.
+func TestSharedCacheMissOutlivesItsFirstClient(t *testing.T) {
+	api := httpapi.New(httpapi.Options{Clock: newClock().Now})
+	started := make(chan struct{}, 4)
+	release := map[string]chan struct{}{"a": make(chan struct{}), "b": make(chan struct{})}
+	cancelled := make(chan struct{}, 4)
+	api.Handle(http.MethodGet, "/slow/{x}", func(r *http.Request) (any, error) {
+		started <- struct{}{}
+		select {
+		case <-release[httpapi.PathVar(r, "x")]:
+			return map[string]string{"x": httpapi.PathVar(r, "x")}, nil
+		case <-r.Context().Done():
+			cancelled <- struct{}{}
+			return nil, r.Context().Err()
+		}
+	}, httpapi.SharedCache(time.Minute, 1<<20))
+	h := api.Handler()
+	serve := func(ctx context.Context, path string) chan *httptest.ResponseRecorder {
+		out := make(chan *httptest.ResponseRecorder, 1)
+		go func() {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequestWithContext(ctx, http.MethodGet, path, nil))
+			out <- rec
+		}()
+		return out
+	}
+
+	// The first client leaves after the computation started and two others joined it.
+	ctx1, leave1 := context.WithCancel(context.Background())
+	first := serve(ctx1, "/slow/a")
+	<-started
+	second, third := serve(context.Background(), "/slow/a"), serve(context.Background(), "/slow/a")
+	waitJoined(t, api, "/slow/a", 3)
+	leave1()
+	// The computation is not cancelled for the others: it ends when released.
+	select {
+	case <-cancelled:
+		t.Fatal("the shared computation was cancelled when its first client left")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release["a"])
+	for i, ch := range []chan *httptest.ResponseRecorder{second, third} {
+		if rec := <-ch; rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"x":"a"`) {
+			t.Errorf("joined request %d: %d %s", i+2, rec.Code, rec.Body)
+		}
+	}
+	<-first
+
+	// When every client of a miss leaves, its computation is cancelled.
+	ctxA, leaveA := context.WithCancel(context.Background())
+	ctxB, leaveB := context.WithCancel(context.Background())
+	a, b := serve(ctxA, "/slow/b"), serve(ctxB, "/slow/b")
+	<-started
+	waitJoined(t, api, "/slow/b", 2)
+	leaveA()
+	select {
+	case <-cancelled:
+		t.Fatal("cancelled while a client still waited")
+	case <-time.After(20 * time.Millisecond):
+	}
+	leaveB()
+	select {
+	case <-cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the computation went on after every client left")
+	}
+	<-a
+	<-b
+}
+
+// waitJoined waits until n requests wait for the computation of path.
+func waitJoined(t *testing.T, api *httpapi.API, path string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for httpapi.CacheWaiting(api, path) != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d requests waiting, want %d", path, httpapi.CacheWaiting(api, path), n)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidemark/tidemark/platform/fault"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -306,7 +308,7 @@ func TestCoalesceSharesFailures(t *testing.T) {
 		act      func(*http.Request) (any, error)
 		wantCode int
 	}{
-		{"handler error", func(*http.Request) (any, error) { return nil, Errorf(Invalid, "bad symbol") }, http.StatusBadRequest},
+		{"handler error", func(*http.Request) (any, error) { return nil, fault.Errorf(fault.Invalid, "bad symbol") }, http.StatusBadRequest},
 		{"handler panic", func(*http.Request) (any, error) { panic("boom") }, http.StatusInternalServerError},
 	}
 	for _, tc := range cases {

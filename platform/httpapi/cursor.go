@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"hash"
 	"time"
+
+	"github.com/tidemark/tidemark/platform/fault"
 )
 
 // RollingWindow is how far back rolling (token-paged) endpoints reach.
@@ -41,7 +43,7 @@ func (a *API) EncodeCursor(scope string, v any) string {
 
 // DecodeCursor verifies token against scope and decodes its payload into v (strictly: unknown fields
 // are rejected, so a token from an older cursor shape is refused rather than half-read). Any malformed,
-// forged, foreign-scope or empty token is *Error{Invalid, "Invalid page token"}.
+// forged, foreign-scope or empty token is *fault.Error{Invalid, "Invalid page token"}.
 func (a *API) DecodeCursor(scope, token string, v any) error {
 	if token == "" || len(token) > maxCursorLen {
 		return invalidPageToken()
@@ -77,6 +79,6 @@ func (a *API) cursorMAC(dst []byte, scope string, signed []byte) []byte {
 	return m.Sum(dst)
 }
 
-func invalidPageToken() *Error {
-	return &Error{Code: Invalid, Message: "Invalid page token"}
+func invalidPageToken() *fault.Error {
+	return &fault.Error{Code: fault.Invalid, Message: "Invalid page token"}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidemark/tidemark/platform/fault"
+
 	"github.com/tidemark/tidemark/platform/httpapi"
 )
 
@@ -108,7 +110,7 @@ func TestCursorPayloadMismatch(t *testing.T) {
 	tok := a.EncodeCursor("s", map[string]any{"legacy": true})
 	var cur tradeCursor
 	err := a.DecodeCursor("s", tok, &cur)
-	if httpapi.CodeOf(err) != httpapi.Invalid || err.Error() != "Invalid page token" {
+	if fault.CodeOf(err) != fault.Invalid || err.Error() != "Invalid page token" {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -1,82 +1,50 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
+
+	"github.com/tidemark/tidemark/platform/fault"
 )
 
-// Code classifies an error for the client. It is the only thing that decides the HTTP status.
-type Code string
-
-// The error codes of every tidemark API.
-const (
-	Invalid      Code = "invalid"
-	NotFound     Code = "not_found"
-	Internal     Code = "internal"
-	Unauthorized Code = "unauthorized"
-	Forbidden    Code = "forbidden"
-	Conflict     Code = "conflict"
-	// MethodNotAllowed is what the router answers for a known path with another method; handlers have
-	// no use for it, it exists so that 405 too goes through the one table.
-	MethodNotAllowed Code = "method_not_allowed"
-)
+// MethodNotAllowed is what the router answers for a known path with another method; handlers have no
+// use for it, it exists so that 405 too goes through the one table.
+const MethodNotAllowed fault.Code = "method_not_allowed"
 
 // statusClientClosedRequest is nginx's convention, also used by Prometheus, for a client that went away
 // before the answer: it keeps those requests out of the 5xx rate without pretending they succeeded.
 const statusClientClosedRequest = 499
 
-// StatusOf maps a Code to its HTTP status. It is the one table of the codebase; an unknown code is a
-// programming error and answers 500.
-func StatusOf(code Code) int {
+// RetryAfterSeconds is the Retry-After of a 503: about how long Postgres takes to come back from a
+// restart or a failover, and what the ingest's own retries wait.
+const RetryAfterSeconds = 5
+
+// StatusOf maps a fault.Code to its HTTP status. It is the one table of the codebase; an unknown code is
+// a programming error and answers 500.
+func StatusOf(code fault.Code) int {
 	switch code {
-	case Invalid:
+	case fault.Invalid:
 		return http.StatusBadRequest
-	case Unauthorized:
+	case fault.Unauthorized:
 		return http.StatusUnauthorized
-	case Forbidden:
+	case fault.Forbidden:
 		return http.StatusForbidden
-	case NotFound:
+	case fault.NotFound:
 		return http.StatusNotFound
-	case Conflict:
+	case fault.Conflict:
 		return http.StatusConflict
+	case fault.Unavailable:
+		return http.StatusServiceUnavailable
 	case MethodNotAllowed:
 		return http.StatusMethodNotAllowed
 	default:
 		return http.StatusInternalServerError
 	}
-}
-
-// Error is an error with a message meant for the client. Any error that is not (and does not wrap) an
-// *Error is internal: its text is logged, never shown.
-type Error struct {
-	Code    Code
-	Message string
-}
-
-// Error returns the client message, so wrapping with %w keeps it readable in logs.
-func (e *Error) Error() string {
-	return e.Message
-}
-
-// Errorf builds an *Error with a formatted client message.
-func Errorf(code Code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
-}
-
-// CodeOf returns the Code of the first *Error in err's chain, Internal when there is none and "" for nil.
-func CodeOf(err error) Code {
-	if err == nil {
-		return ""
-	}
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Code
-	}
-	return Internal
 }
 
 // errorBody is the envelope of every error answer.
@@ -95,30 +63,37 @@ func ErrorMessage(body []byte) (msg string, ok bool) {
 	return e.Message, true
 }
 
-// WriteError answers err as `{"success":false,"message":...}` with the status of its Code and
-// Cache-Control no-store. Client errors are answered, never logged as errors; internal errors are logged
-// here, once, with the route, and answered "internal error" so no internal detail leaks. A request whose
-// client went away is logged at Info and gets status 499. logger may be nil (nothing is logged).
+// WriteError answers err as `{"success":false,"message":...}` with the status of its fault.Code and
+// Cache-Control no-store, outside an API (an API's routes answer through the same rules, and also
+// recognise an unreachable database, see Options.Unavailable). Client errors are answered, never logged
+// as errors; internal errors are logged here, once, and answered "internal error" so no internal detail
+// leaks. A request whose client went away is logged at Info and gets status 499. logger may be nil.
 func WriteError(w http.ResponseWriter, r *http.Request, err error, logger *slog.Logger) {
 	if logger == nil {
 		logger = discardLogger()
 	}
-	code := CodeOf(err)
+	writeError(w, r, err, fault.CodeOf(err), logger)
+}
+
+// writeError answers err as code.
+func writeError(w http.ResponseWriter, r *http.Request, err error, code fault.Code, logger *slog.Logger) {
 	status := StatusOf(code)
 	msg := "internal error"
-	var e *Error
 	switch {
-	case code == Internal && errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+	case code == fault.Internal && errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		status = statusClientClosedRequest
 		msg = "request canceled"
 		logger.LogAttrs(r.Context(), slog.LevelInfo, "request canceled by client",
 			slog.String("route", routeOf(r)), slog.String("path", r.URL.Path))
-	case code == Internal:
+	case code == fault.Internal:
 		logger.LogAttrs(r.Context(), slog.LevelError, "internal error",
 			slog.String("method", r.Method), slog.String("route", routeOf(r)),
 			slog.String("path", r.URL.Path), slog.String("error", err.Error()))
-	case errors.As(err, &e):
-		msg = e.Message
+	case code == fault.Unavailable:
+		msg = cmp.Or(fault.MessageOf(err), "service unavailable, retry later")
+		w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
+	default:
+		msg = fault.MessageOf(err)
 	}
 	h := w.Header()
 	h.Del("Content-Disposition")

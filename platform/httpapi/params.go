@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+
+	"github.com/tidemark/tidemark/platform/fault"
 )
 
 // DatedPageSize is the number of records on a dated page.
@@ -21,7 +23,7 @@ const maxDatedPage = 10_000_000
 const minDatedYear = 2022
 
 // QueryInt returns the integer query parameter name, def when absent or empty. A value that is not a
-// base-10 integer within [min, max] is *Error{Invalid, "<name> must be an integer between min and max"}.
+// base-10 integer within [min, max] is *fault.Error{Invalid, "<name> must be an integer between min and max"}.
 func QueryInt(r *http.Request, name string, def, min, max int64) (int64, error) {
 	s := r.URL.Query().Get(name)
 	if s == "" {
@@ -29,13 +31,13 @@ func QueryInt(r *http.Request, name string, def, min, max int64) (int64, error) 
 	}
 	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || v < min || v > max {
-		return 0, Errorf(Invalid, "%s must be an integer between %d and %d", name, min, max)
+		return 0, fault.Errorf(fault.Invalid, "%s must be an integer between %d and %d", name, min, max)
 	}
 	return v, nil
 }
 
 // QueryEnum returns the query parameter name, def when absent or empty; a value outside allowed
-// (case-sensitive) is *Error{Invalid, "<name> must be one of a, b"}.
+// (case-sensitive) is *fault.Error{Invalid, "<name> must be one of a, b"}.
 func QueryEnum(r *http.Request, name, def string, allowed ...string) (string, error) {
 	s := r.URL.Query().Get(name)
 	if s == "" {
@@ -46,7 +48,7 @@ func QueryEnum(r *http.Request, name, def string, allowed ...string) (string, er
 			return s, nil
 		}
 	}
-	return "", Errorf(Invalid, "%s must be one of %s", name, strings.Join(allowed, ", "))
+	return "", fault.Errorf(fault.Invalid, "%s must be one of %s", name, strings.Join(allowed, ", "))
 }
 
 // PathVar returns the path variable name of the matched route ("" when absent).
@@ -96,7 +98,7 @@ func (d Day) Label() string {
 }
 
 // ParseDatedPath reads the path variables year, month and (withDay) day and returns the half-open range
-// [start, end) in unix seconds with its label. It answers *Error{Invalid} for a non-integer or
+// [start, end) in unix seconds with its label. It answers *fault.Error{Invalid} for a non-integer or
 // out-of-bounds segment (year >= 2022, month 1..12, day 1..31), a date that does not exist (2023-02-30)
 // and a range starting after now; the current day or month is valid.
 func ParseDatedPath(r *http.Request, now time.Time, withDay bool) (start, end int64, label string, err error) {
@@ -104,22 +106,22 @@ func ParseDatedPath(r *http.Request, now time.Time, withDay bool) (start, end in
 	var d Day
 	var ok bool
 	if d.Year, ok = pathInt(vars["year"]); !ok || d.Year < minDatedYear {
-		return 0, 0, "", Errorf(Invalid, "year must be an integer >= %d", minDatedYear)
+		return 0, 0, "", fault.Errorf(fault.Invalid, "year must be an integer >= %d", minDatedYear)
 	}
 	if d.Month, ok = pathInt(vars["month"]); !ok || d.Month < 1 || d.Month > 12 {
-		return 0, 0, "", Errorf(Invalid, "month must be an integer between 1 and 12")
+		return 0, 0, "", fault.Errorf(fault.Invalid, "month must be an integer between 1 and 12")
 	}
 	if withDay {
 		if d.Day, ok = pathInt(vars["day"]); !ok || d.Day < 1 || d.Day > 31 {
-			return 0, 0, "", Errorf(Invalid, "day must be an integer between 1 and 31")
+			return 0, 0, "", fault.Errorf(fault.Invalid, "day must be an integer between 1 and 31")
 		}
 		// time.Date normalises Feb 30 to Mar 2: a changed day means the date does not exist.
 		if d.Start().Day() != d.Day {
-			return 0, 0, "", Errorf(Invalid, "%s is not a valid date", d.Label())
+			return 0, 0, "", fault.Errorf(fault.Invalid, "%s is not a valid date", d.Label())
 		}
 	}
 	if d.Start().After(now) {
-		return 0, 0, "", Errorf(Invalid, "%s is in the future", d.Label())
+		return 0, 0, "", fault.Errorf(fault.Invalid, "%s is in the future", d.Label())
 	}
 	return d.Start().Unix(), d.End().Unix(), d.Label(), nil
 }

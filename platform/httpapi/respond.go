@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+
+	"github.com/tidemark/tidemark/platform/fault"
 )
 
 // List is the envelope of every list answer: {"success":true,"records":[...],"meta":{...}}.
@@ -132,18 +134,18 @@ func DecodeJSON(r *http.Request, maxBytes int64, v any) error {
 		return fmt.Errorf("read request body: %w", err)
 	}
 	if int64(len(body)) > maxBytes {
-		return Errorf(Invalid, "request body exceeds %d bytes", maxBytes)
+		return fault.Errorf(fault.Invalid, "request body exceeds %d bytes", maxBytes)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		if errors.Is(err, io.EOF) {
-			return Errorf(Invalid, "request body is empty")
+			return fault.Errorf(fault.Invalid, "request body is empty")
 		}
-		return Errorf(Invalid, "invalid JSON body: %s", err.Error())
+		return fault.Errorf(fault.Invalid, "invalid JSON body: %s", err.Error())
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return Errorf(Invalid, "invalid JSON body: unexpected data after the JSON value")
+		return fault.Errorf(fault.Invalid, "invalid JSON body: unexpected data after the JSON value")
 	}
 	return nil
 }
@@ -180,4 +182,22 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		status = http.StatusInternalServerError
 	}
 	_ = writeBody(w, status, body)
+}
+
+// AppendJSON is a JSON answer that appendTo renders itself (a route whose body is large and regular,
+// such as a thousand candles, where encoding/json's reflection would dominate). appendTo appends the
+// whole document to dst, which has room for at least sizeHint bytes, and returns the result. The memory
+// is lent by the API for the request and taken back once the answer is written, so appendTo must not
+// keep dst or any part of it.
+func AppendJSON(sizeHint int, appendTo func(dst []byte) []byte) Responder {
+	return appendedJSON{size: sizeHint, appendTo: appendTo}
+}
+
+type appendedJSON struct {
+	size     int
+	appendTo func(dst []byte) []byte
+}
+
+func (a appendedJSON) Respond(w http.ResponseWriter, r *http.Request) error {
+	return writeBody(w, http.StatusOK, a.appendTo(Scratch(r.Context(), a.size)))
 }

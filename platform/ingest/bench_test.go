@@ -74,7 +74,7 @@ func BenchmarkIngest(b *testing.B) {
 	cfg := testConfig()
 	cfg.BatchSize = benchBatch
 	cfg.BatchWait = 50 * time.Millisecond
-	c, err := ingest.NewConsumer(cfg, pool, kc, []ingest.Sink{s.sink()}, nil, nil)
+	c, err := ingest.NewConsumer(cfg, ingest.Deps{Pool: pool, Kafka: kc}, []ingest.Sink{s.sink()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -19,7 +19,13 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	kafkago "github.com/segmentio/kafka-go"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/tidemark/tidemark/platform/app"
+	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kafka"
 )
 
@@ -49,30 +55,63 @@ type Config struct {
 	ShutdownGrace time.Duration
 }
 
-// DefaultBatchSize is Config.BatchSize when none is set.
-const DefaultBatchSize = 10000
+// Defaults of Config, also those of its environment variables.
+const (
+	DefaultBatchSize = 10000
+	DefaultBatchWait = 100 * time.Millisecond
+	DefaultWriters   = 2
+	// MaxWriters bounds Writers: each writer is a Postgres connection and a core's worth of COPY,
+	// and a topic spreads over no more writers than it has partitions.
+	MaxWriters = 16
+	// MaxBatchSize bounds BatchSize: a batch is held in memory whole, and its transaction holds its
+	// rows' locks until it commits.
+	MaxBatchSize = 100_000
+)
 
-// DefaultWriters is Config.Writers when none is set.
-const DefaultWriters = 2
+// RegisterEnv sets the knobs a platform team tunes from the environment (defaults when unset):
+// TIDEMARK_INGEST_BATCH_SIZE, TIDEMARK_INGEST_BATCH_WAIT, TIDEMARK_INGEST_WRITERS and
+// TIDEMARK_INGEST_MAX_BACKOFF. Group and Schema are the service's, set by the kit.
+func (c *Config) RegisterEnv(e *app.Env) {
+	c.BatchSize = e.Int("INGEST_BATCH_SIZE", DefaultBatchSize)
+	c.BatchWait = e.Duration("INGEST_BATCH_WAIT", DefaultBatchWait)
+	c.Writers = e.Int("INGEST_WRITERS", DefaultWriters)
+	c.MaxBackoff = e.Duration("INGEST_MAX_BACKOFF", 10*time.Second)
+}
+
+// Validate reports every value out of range, naming its environment variable. Zero values are not
+// accepted here: NewConsumer fills them with the defaults before it validates.
+func (c Config) Validate() error {
+	var errs []error
+	if c.BatchSize < 1 || c.BatchSize > MaxBatchSize {
+		errs = append(errs, fmt.Errorf("%sINGEST_BATCH_SIZE must be 1..%d, got %d", app.EnvPrefix, MaxBatchSize, c.BatchSize))
+	}
+	if c.BatchWait < time.Millisecond || c.BatchWait > time.Minute {
+		errs = append(errs, fmt.Errorf("%sINGEST_BATCH_WAIT must be 1ms..1m, got %s", app.EnvPrefix, c.BatchWait))
+	}
+	if c.Writers < 1 || c.Writers > MaxWriters {
+		errs = append(errs, fmt.Errorf("%sINGEST_WRITERS must be 1..%d, got %d", app.EnvPrefix, MaxWriters, c.Writers))
+	}
+	if c.MaxBackoff < c.MinBackoff || c.MaxBackoff > 10*time.Minute {
+		errs = append(errs, fmt.Errorf("%sINGEST_MAX_BACKOFF must be %s..10m, got %s", app.EnvPrefix, c.MinBackoff, c.MaxBackoff))
+	}
+	return errors.Join(errs...)
+}
 
 func (c *Config) defaults() {
-	if c.BatchSize <= 0 {
+	if c.BatchSize == 0 {
 		c.BatchSize = DefaultBatchSize
 	}
-	if c.BatchWait <= 0 {
-		c.BatchWait = 100 * time.Millisecond
+	if c.BatchWait == 0 {
+		c.BatchWait = DefaultBatchWait
 	}
-	if c.Writers <= 0 {
+	if c.Writers == 0 {
 		c.Writers = DefaultWriters
 	}
 	if c.MinBackoff <= 0 {
 		c.MinBackoff = 100 * time.Millisecond
 	}
-	if c.MaxBackoff <= 0 {
-		c.MaxBackoff = 10 * time.Second
-	}
-	if c.MaxBackoff < c.MinBackoff {
-		c.MaxBackoff = c.MinBackoff
+	if c.MaxBackoff == 0 {
+		c.MaxBackoff = max(10*time.Second, c.MinBackoff)
 	}
 	if c.ShutdownGrace <= 0 {
 		c.ShutdownGrace = 10 * time.Second
@@ -96,6 +135,19 @@ const attemptTimeout = 2 * time.Minute
 // idleCheck is how often an idle consumer checks Postgres, so readiness follows it.
 const idleCheck = 5 * time.Second
 
+// Deps are what a Consumer runs on.
+type Deps struct {
+	Pool  *pgxpool.Pool
+	Kafka kafka.Config
+	// Logger and Registerer may be nil (nothing logged, metrics unregistered). Consumers of different
+	// services sharing a registry register through telemetry.ServiceRegisterer.
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
+	// TracerProvider creates one span per batch, linked to the spans of the messages' producers;
+	// nil means no tracing.
+	TracerProvider trace.TracerProvider
+}
+
 // Consumer reads its sinks' topics as one consumer group and writes them to Postgres.
 type Consumer struct {
 	cfg     Config
@@ -105,6 +157,7 @@ type Consumer struct {
 	topics  []string
 	logger  *slog.Logger
 	metrics *metrics
+	tracer  trace.Tracer
 
 	offsetsTable string // quoted <schema>.kafka_offsets
 
@@ -120,31 +173,39 @@ type Consumer struct {
 	afterDBCommit func(ctx context.Context) error
 }
 
-// NewConsumer checks the configuration and registers the metrics on reg (nil: unregistered).
-// Consumers sharing a registerer need distinct ones, e.g. prometheus.WrapRegistererWith.
-func NewConsumer(cfg Config, pool *pgxpool.Pool, kc kafka.Config, sinks []Sink, logger *slog.Logger, reg prometheus.Registerer) (*Consumer, error) {
+// NewConsumer checks the configuration (zero values take the defaults) and registers the metrics.
+func NewConsumer(cfg Config, d Deps, sinks []Sink) (*Consumer, error) {
 	cfg.defaults()
 	switch {
 	case cfg.Group == "":
 		return nil, errors.New("ingest: Config.Group is required")
 	case cfg.Schema == "":
 		return nil, errors.New("ingest: Config.Schema is required")
-	case pool == nil:
+	case d.Pool == nil:
 		return nil, errors.New("ingest: nil pool")
-	case len(kc.Brokers) == 0:
+	case len(d.Kafka.Brokers) == 0:
 		return nil, errors.New("ingest: no Kafka brokers")
 	case len(sinks) == 0:
 		return nil, errors.New("ingest: no sinks")
 	}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
+	}
+	logger := d.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	tp := d.TracerProvider
+	if tp == nil {
+		tp = noop.NewTracerProvider()
+	}
 	c := &Consumer{
 		cfg:          cfg,
-		pool:         pool,
-		kc:           kc,
+		pool:         d.Pool,
+		kc:           d.Kafka,
 		sinks:        make(map[string]Sink, len(sinks)),
 		logger:       logger.With("group", cfg.Group),
+		tracer:       tp.Tracer("github.com/tidemark/tidemark/platform/ingest"),
 		offsetsTable: pgx.Identifier{cfg.Schema, "kafka_offsets"}.Sanitize(),
 	}
 	for _, s := range sinks {
@@ -158,11 +219,7 @@ func NewConsumer(cfg Config, pool *pgxpool.Pool, kc kafka.Config, sinks []Sink, 
 		c.sinks[t] = s
 		c.topics = append(c.topics, t)
 	}
-	m, err := newMetrics(reg)
-	if err != nil {
-		return nil, err
-	}
-	c.metrics = m
+	c.metrics = newMetrics(d.Registerer)
 	return c, nil
 }
 
@@ -493,10 +550,10 @@ func (c *Consumer) fetchLoop(ctx context.Context, r *kafkago.Reader, queues []ch
 			open[i] = b
 		}
 		it := item{msg: m}
-		if s, ok := c.sinks[m.Topic]; ok {
-			it.rec, it.err = s.Decode(m.Value)
-		} else {
+		if s, ok := c.sinks[m.Topic]; !ok {
 			it.err = fmt.Errorf("no sink for topic %s", m.Topic)
+		} else if it.err = checkSchemaVersion(m); it.err == nil {
+			it.rec, it.err = s.Decode(Message{Topic: m.Topic, Key: m.Key, Value: m.Value, Headers: m.Headers})
 		}
 		b.items = append(b.items, it)
 		if len(b.items) >= c.cfg.BatchSize {
@@ -530,6 +587,15 @@ type writeState struct {
 // then hands the offsets to the Kafka committer and runs the hooks.
 func (c *Consumer) commitBatch(ctx context.Context, kafkaCommits chan<- []kafkago.Message, dlq *kafkago.Writer, w *writeState, b *batch) error {
 	start := time.Now()
+	// The batch continues its messages' traces: what it writes (outbox messages among them) carries
+	// this span's context.
+	ctx, span := c.tracer.Start(ctx, "ingest batch", trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithAttributes(attribute.String("messaging.consumer.group.name", c.cfg.Group),
+			attribute.Int("messaging.batch.message_count", len(b.items))))
+	defer span.End()
+	if span.IsRecording() {
+		linkProducers(ctx, span, b.items)
+	}
 	backoff := c.cfg.MinBackoff
 	lastPerPartition(w.last, b.items)
 	for attempt := 1; ; attempt++ {
@@ -549,6 +615,7 @@ func (c *Consumer) commitBatch(ctx context.Context, kafkaCommits chan<- []kafkag
 			}
 		}
 		if ctx.Err() != nil {
+			span.SetStatus(codes.Error, "not committed before shutdown")
 			return fmt.Errorf("ingest %s: batch of %d messages not committed before shutdown (it will be consumed again): %w",
 				c.cfg.Group, len(b.items), err)
 		}
@@ -730,6 +797,46 @@ DO UPDATE SET "offset" = greatest(o."offset", excluded."offset"), updated_at = n
 
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// maxLinks bounds the links of a batch's span (OpenTelemetry's default limit): a batch of thousands of
+// messages usually comes from a few producer spans, and more would be dropped anyway.
+const maxLinks = 128
+
+// linkProducers links span to the distinct producer spans of items' messages.
+func linkProducers(ctx context.Context, span trace.Span, items []item) {
+	type spanID struct {
+		trace trace.TraceID
+		span  trace.SpanID
+	}
+	seen := make(map[spanID]bool)
+	for i := range items {
+		if len(seen) == maxLinks {
+			return
+		}
+		if _, ok := kafka.Header(items[i].msg, "traceparent"); !ok {
+			continue
+		}
+		sc := trace.SpanContextFromContext(kafka.TraceContext(context.WithoutCancel(ctx), items[i].msg))
+		if id := (spanID{sc.TraceID(), sc.SpanID()}); sc.IsValid() && !seen[id] {
+			seen[id] = true
+			span.AddLink(trace.Link{SpanContext: sc})
+		}
+	}
+}
+
+// checkSchemaVersion refuses a message whose schema-version header names a major version this code
+// does not read (events.SchemaVersion); a message without the header is read as the current version.
+func checkSchemaVersion(m kafkago.Message) error {
+	v, ok := kafka.Header(m, events.HeaderSchemaVersion)
+	if !ok {
+		return nil
+	}
+	major, _, _ := strings.Cut(v, ".")
+	if major != events.SchemaVersion {
+		return fmt.Errorf("unsupported %s %q: this consumer reads major version %s", events.HeaderSchemaVersion, v, events.SchemaVersion)
 	}
 	return nil
 }

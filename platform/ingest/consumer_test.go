@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidemark/tidemark/platform/telemetry"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,7 +39,7 @@ func testConfig() ingest.Config {
 
 func newConsumer(tb testing.TB, pool *pgxpool.Pool, kc kafka.Config, reg prometheus.Registerer, sinks ...ingest.Sink) *ingest.Consumer {
 	tb.Helper()
-	c, err := ingest.NewConsumer(testConfig(), pool, kc, sinks, nil, reg)
+	c, err := ingest.NewConsumer(testConfig(), ingest.Deps{Pool: pool, Kafka: kc, Registerer: reg}, sinks)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -361,19 +363,61 @@ func TestNewConsumerValidates(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := testConfig()
 			tt.cfg(&cfg)
-			_, err := ingest.NewConsumer(cfg, tt.pool, tt.kc, tt.sinks, nil, nil)
+			_, err := ingest.NewConsumer(cfg, ingest.Deps{Pool: tt.pool, Kafka: tt.kc}, tt.sinks)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %v, want one mentioning %q", err, tt.want)
 			}
 		})
 	}
-	// A second consumer on the same registerer is refused rather than sharing its metrics.
+	// Out-of-range knobs are refused, naming their variables.
+	for _, tt := range []struct {
+		cfg  func(*ingest.Config)
+		want string
+	}{
+		{func(c *ingest.Config) { c.Writers = 17 }, "TIDEMARK_INGEST_WRITERS must be 1..16, got 17"},
+		{func(c *ingest.Config) { c.BatchSize = -1 }, "TIDEMARK_INGEST_BATCH_SIZE"},
+		{func(c *ingest.Config) { c.BatchWait = time.Hour }, "TIDEMARK_INGEST_BATCH_WAIT"},
+	} {
+		cfg := testConfig()
+		tt.cfg(&cfg)
+		if _, err := ingest.NewConsumer(cfg, ingest.Deps{Pool: pool, Kafka: kc}, []ingest.Sink{sink}); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("err = %v, want %q", err, tt.want)
+		}
+	}
+}
+
+// TestConsumersOfTwoServicesShareARegistry: the dev stack runs every service in one process with one
+// registry; each registers through its service label, and each one's counts stay its own.
+func TestConsumersOfTwoServicesShareARegistry(t *testing.T) {
+	pool := pgtest.NewPool(t, srv)
+	newItemsDB(t, pool)
+	kc := startBroker(t)
 	reg := prometheus.NewRegistry()
-	if _, err := ingest.NewConsumer(testConfig(), pool, kc, []ingest.Sink{sink}, nil, reg); err != nil {
+	var a, b itemSink
+	ca, err := ingest.NewConsumer(testConfig(), ingest.Deps{Pool: pool, Kafka: kc, Registerer: telemetry.ServiceRegisterer(reg, "market")}, []ingest.Sink{a.sink()})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ingest.NewConsumer(testConfig(), pool, kc, []ingest.Sink{sink}, nil, reg); err == nil {
-		t.Error("duplicate metrics registration accepted")
+	cfg := testConfig()
+	cfg.Group = "other"
+	cb, err := ingest.NewConsumer(cfg, ingest.Deps{Pool: pool, Kafka: kc, Registerer: telemetry.ServiceRegisterer(reg, "user")}, []ingest.Sink{b.sink()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	produceItems(t, kc, genItems(0, 30))
+	ra, rb := start(t, ca), start(t, cb)
+	eventually(t, 20*time.Second, func() (bool, string) {
+		return a.written.Load() == 30 && b.written.Load() == 30, ""
+	})
+	for _, r := range []*running{ra, rb} {
+		if err := r.stop(t); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, svc := range []string{"market", "user"} {
+		if v := counterValue(t, reg, "tidemark_ingest_messages_total", map[string]string{"service": svc, "topic": itemsTopic}); v != 30 {
+			t.Errorf("service %s counted %v messages, want 30", svc, v)
+		}
 	}
 }
 

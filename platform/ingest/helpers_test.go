@@ -42,9 +42,9 @@ type item struct {
 
 var decimal = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
 
-func decodeItem(b []byte) (item, error) {
+func decodeItem(m ingest.Message) (item, error) {
 	var it item
-	d := json.NewDecoder(bytes.NewReader(b))
+	d := json.NewDecoder(bytes.NewReader(m.Value))
 	d.DisallowUnknownFields()
 	if err := d.Decode(&it); err != nil {
 		return item{}, fmt.Errorf("decode item: %w", err)

@@ -1,9 +1,9 @@
 package ingest
 
 import (
-	"fmt"
-
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tidemark/tidemark/platform/telemetry"
 )
 
 type metrics struct {
@@ -17,7 +17,7 @@ type metrics struct {
 	replayed     prometheus.Counter
 }
 
-func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tidemark_ingest_messages_total",
@@ -54,15 +54,15 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Messages consumed again after a restart and skipped because their offsets were already stored.",
 		}),
 	}
-	if reg == nil {
-		return m, nil
-	}
-	for _, c := range []prometheus.Collector{m.messages, m.dlq, m.batchSize, m.batchSeconds, m.lag, m.ready, m.retries, m.replayed} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("ingest: register metrics: %w", err)
-		}
-	}
-	return m, nil
+	m.messages = telemetry.Register(reg, m.messages)
+	m.dlq = telemetry.Register(reg, m.dlq)
+	m.batchSize = telemetry.Register(reg, m.batchSize)
+	m.batchSeconds = telemetry.Register(reg, m.batchSeconds)
+	m.lag = telemetry.Register(reg, m.lag)
+	m.ready = telemetry.Register(reg, m.ready)
+	m.retries = telemetry.Register(reg, m.retries)
+	m.replayed = telemetry.Register(reg, m.replayed)
+	return m
 }
 
 func (m *metrics) setReady(ready bool) {

@@ -22,6 +22,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tidemark/tidemark/platform/fault"
+
 	"github.com/tidemark/tidemark/platform/httpapi"
 )
 
@@ -318,7 +320,7 @@ func (l *Local) Handler() http.Handler {
 func (l *Local) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		httpapi.WriteError(w, r, httpapi.Errorf(httpapi.MethodNotAllowed, "method not allowed"), l.logger)
+		httpapi.WriteError(w, r, fault.Errorf(httpapi.MethodNotAllowed, "method not allowed"), l.logger)
 		return
 	}
 	key := strings.TrimPrefix(r.URL.Path, "/")
@@ -327,16 +329,16 @@ func (l *Local) serve(w http.ResponseWriter, r *http.Request) {
 	sig, sigErr := hex.DecodeString(q.Get("signature"))
 	// Signature first, in constant time, so that a forged URL learns nothing about the key.
 	if expErr != nil || sigErr != nil || !hmac.Equal(sig, l.sign(key, exp)) {
-		httpapi.WriteError(w, r, httpapi.Errorf(httpapi.Forbidden, "invalid signature"), l.logger)
+		httpapi.WriteError(w, r, fault.Errorf(fault.Forbidden, "invalid signature"), l.logger)
 		return
 	}
 	if !l.now().Before(time.Unix(exp, 0)) {
-		httpapi.WriteError(w, r, httpapi.Errorf(httpapi.Forbidden, "link expired"), l.logger)
+		httpapi.WriteError(w, r, fault.Errorf(fault.Forbidden, "link expired"), l.logger)
 		return
 	}
 	// URL never signs an invalid key; this guards the file system should the signing key leak.
 	if err := ValidateKey(key); err != nil {
-		httpapi.WriteError(w, r, httpapi.Errorf(httpapi.Invalid, "invalid key"), l.logger)
+		httpapi.WriteError(w, r, fault.Errorf(fault.Invalid, "invalid key"), l.logger)
 		return
 	}
 
@@ -344,7 +346,7 @@ func (l *Local) serve(w http.ResponseWriter, r *http.Request) {
 	f, fi, meta, err := l.open(key)
 	l.mu.RUnlock()
 	if errors.Is(err, ErrNotFound) {
-		httpapi.WriteError(w, r, httpapi.Errorf(httpapi.NotFound, "not found"), l.logger)
+		httpapi.WriteError(w, r, fault.Errorf(fault.NotFound, "not found"), l.logger)
 		return
 	}
 	if err != nil {

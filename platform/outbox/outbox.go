@@ -18,8 +18,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	kafkago "github.com/segmentio/kafka-go"
 
+	"github.com/tidemark/tidemark/platform/app"
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kafka"
+	"github.com/tidemark/tidemark/platform/telemetry"
 )
 
 // Add stores msgs in <schema>.outbox within tx, in order, together with the trace context of
@@ -55,15 +57,58 @@ func Add(ctx context.Context, tx pgx.Tx, schema string, msgs ...events.Message) 
 	return nil
 }
 
+// Config tunes a Publisher; zero values take the defaults.
+type Config struct {
+	// BatchSize is the most rows written to Kafka in one transaction (default 500).
+	BatchSize int
+	// PollInterval is how often the outbox is drained without a wake-up (default 1s): the
+	// consumer wakes the publisher after each commit, so this only bounds the delay of rows left by a
+	// crash or by another replica.
+	PollInterval time.Duration
+	// MinBackoff and MaxBackoff bound the wait between failed drains (defaults 100ms and 10s).
+	MinBackoff, MaxBackoff time.Duration
+}
+
+// RegisterEnv sets the knobs from TIDEMARK_OUTBOX_BATCH_SIZE and TIDEMARK_OUTBOX_POLL_INTERVAL
+// (defaults when unset).
+func (c *Config) RegisterEnv(e *app.Env) {
+	c.BatchSize = e.Int("OUTBOX_BATCH_SIZE", 500)
+	c.PollInterval = e.Duration("OUTBOX_POLL_INTERVAL", time.Second)
+}
+
+// Validate reports every value out of range, naming its environment variable.
+func (c Config) Validate() error {
+	var errs []error
+	if c.BatchSize < 1 || c.BatchSize > 10000 {
+		errs = append(errs, fmt.Errorf("%sOUTBOX_BATCH_SIZE must be 1..10000, got %d", app.EnvPrefix, c.BatchSize))
+	}
+	if c.PollInterval < 10*time.Millisecond || c.PollInterval > time.Hour {
+		errs = append(errs, fmt.Errorf("%sOUTBOX_POLL_INTERVAL must be 10ms..1h, got %s", app.EnvPrefix, c.PollInterval))
+	}
+	if c.MinBackoff <= 0 || c.MaxBackoff < c.MinBackoff {
+		errs = append(errs, fmt.Errorf("outbox backoff %s..%s is empty", c.MinBackoff, c.MaxBackoff))
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Config) defaults() {
+	if c.BatchSize == 0 {
+		c.BatchSize = 500
+	}
+	if c.PollInterval == 0 {
+		c.PollInterval = time.Second
+	}
+	if c.MinBackoff == 0 {
+		c.MinBackoff = 100 * time.Millisecond
+	}
+	if c.MaxBackoff == 0 {
+		c.MaxBackoff = max(10*time.Second, c.MinBackoff)
+	}
+}
+
 // Publisher moves outbox rows to Kafka in id order and deletes them once written.
 type Publisher struct {
-	// BatchSize (500), PollInterval (1s), MinBackoff (100ms) and MaxBackoff (10s) may be changed
-	// before Run.
-	BatchSize    int
-	PollInterval time.Duration
-	MinBackoff   time.Duration
-	MaxBackoff   time.Duration
-
+	cfg    Config
 	pool   *pgxpool.Pool
 	schema string
 	table  string // quoted <schema>.outbox
@@ -75,51 +120,34 @@ type Publisher struct {
 	failures  prometheus.Counter
 }
 
-// NewPublisher returns a publisher writing with w (whose Topic must be empty: each row names
-// its topic). The caller closes w after Run returns. Metrics go to reg when not nil.
-func NewPublisher(pool *pgxpool.Pool, schema string, w *kafkago.Writer, logger *slog.Logger, reg prometheus.Registerer) *Publisher {
+// NewPublisher returns a publisher of schema's outbox writing with w (whose Topic must be empty: each
+// row names its topic). The caller closes w after Run returns. Metrics go to reg when not nil.
+func NewPublisher(cfg Config, pool *pgxpool.Pool, schema string, w *kafkago.Writer, logger *slog.Logger, reg prometheus.Registerer) (*Publisher, error) {
+	cfg.defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("outbox: %w", err)
+	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	p := &Publisher{
-		pool:         pool,
-		schema:       schema,
-		table:        pgx.Identifier{schema, "outbox"}.Sanitize(),
-		w:            w,
-		logger:       logger.With("outbox", schema),
-		wake:         make(chan struct{}, 1),
-		BatchSize:    500,
-		PollInterval: time.Second,
-		MinBackoff:   100 * time.Millisecond,
-		MaxBackoff:   10 * time.Second,
+		cfg:    cfg,
+		pool:   pool,
+		schema: schema,
+		table:  pgx.Identifier{schema, "outbox"}.Sanitize(),
+		w:      w,
+		logger: logger.With("outbox", schema),
+		wake:   make(chan struct{}, 1),
 	}
-	p.published = register(reg, logger, prometheus.NewCounter(prometheus.CounterOpts{
+	p.published = telemetry.Register(reg, prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "tidemark_outbox_published_total",
 		Help: "Outbox messages written to Kafka and deleted.",
 	}))
-	p.failures = register(reg, logger, prometheus.NewCounter(prometheus.CounterOpts{
+	p.failures = telemetry.Register(reg, prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "tidemark_outbox_failures_total",
 		Help: "Failed outbox drains (Postgres or Kafka), retried with backoff.",
 	}))
-	return p
-}
-
-// register tolerates a second publisher on the same registerer (the dev stack runs several
-// services in one process) by sharing the counter already registered.
-func register(reg prometheus.Registerer, logger *slog.Logger, c prometheus.Counter) prometheus.Counter {
-	if reg == nil {
-		return c
-	}
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(prometheus.Counter); ok {
-				return existing
-			}
-		}
-		logger.Warn("outbox: metric not registered", "err", err)
-	}
-	return c
+	return p, nil
 }
 
 // Wake asks Run to drain now instead of at the next poll. It never blocks.
@@ -133,9 +161,9 @@ func (p *Publisher) Wake() {
 // Run drains the outbox at start, on Wake and every PollInterval until ctx ends, backing off
 // while Postgres or Kafka fail. It returns nil when ctx ends.
 func (p *Publisher) Run(ctx context.Context) error {
-	poll := time.NewTicker(p.PollInterval)
+	poll := time.NewTicker(p.cfg.PollInterval)
 	defer poll.Stop()
-	backoff := p.MinBackoff
+	backoff := p.cfg.MinBackoff
 	for {
 		err := p.drain(ctx)
 		if ctx.Err() != nil {
@@ -149,10 +177,10 @@ func (p *Publisher) Run(ctx context.Context) error {
 				return nil
 			case <-time.After(backoff):
 			}
-			backoff = min(2*backoff, p.MaxBackoff)
+			backoff = min(2*backoff, p.cfg.MaxBackoff)
 			continue
 		}
-		backoff = p.MinBackoff
+		backoff = p.cfg.MinBackoff
 		select {
 		case <-ctx.Done():
 			return nil
@@ -169,7 +197,7 @@ func (p *Publisher) drain(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if n < p.BatchSize {
+		if n < p.cfg.BatchSize {
 			return nil
 		}
 	}
@@ -191,7 +219,7 @@ func (p *Publisher) publishBatch(ctx context.Context) (int, error) {
 	if !locked {
 		return 0, nil
 	}
-	rows, err := tx.Query(ctx, `SELECT id, topic, key, value, headers FROM `+p.table+` ORDER BY id LIMIT $1`, p.BatchSize)
+	rows, err := tx.Query(ctx, `SELECT id, topic, key, value, headers FROM `+p.table+` ORDER BY id LIMIT $1`, p.cfg.BatchSize)
 	if err != nil {
 		return 0, fmt.Errorf("read: %w", err)
 	}

@@ -87,8 +87,10 @@ func (e env) pending(tb testing.TB) int {
 func (e env) run(tb testing.TB, w *kafkago.Writer) (*outbox.Publisher, *prometheus.Registry, func()) {
 	tb.Helper()
 	reg := prometheus.NewRegistry()
-	p := outbox.NewPublisher(e.pool, "svc", w, nil, reg)
-	p.MinBackoff, p.MaxBackoff = 20*time.Millisecond, 100*time.Millisecond
+	p, err := outbox.NewPublisher(outbox.Config{MinBackoff: 20 * time.Millisecond, MaxBackoff: 100 * time.Millisecond}, e.pool, "svc", w, nil, reg)
+	if err != nil {
+		tb.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()

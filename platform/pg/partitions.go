@@ -82,3 +82,20 @@ func SplitTable(table string) (schema, name string, err error) {
 func quoteLiteral(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }
+
+// PartitionedTables lists the range-partitioned tables of schema as "schema.name": a service's
+// event tables, all partitioned by month on ts, whose partitions the service keeps ahead.
+func PartitionedTables(ctx context.Context, db Querier, schema string) ([]string, error) {
+	rows, err := db.Query(ctx, `
+SELECT n.nspname || '.' || c.relname FROM pg_partitioned_table p
+JOIN pg_class c ON c.oid = p.partrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = $1 AND p.partstrat = 'r' AND NOT c.relispartition ORDER BY c.relname`, schema)
+	if err != nil {
+		return nil, fmt.Errorf("pg: list partitioned tables of %s: %w", schema, err)
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("pg: list partitioned tables of %s: %w", schema, err)
+	}
+	return tables, nil
+}

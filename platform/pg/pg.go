@@ -4,18 +4,56 @@ package pg
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/tidemark/tidemark/platform/app"
 	"github.com/tidemark/tidemark/platform/bufconn"
 )
 
 // Execer is the part of a pool, connection or transaction that DDL helpers need.
 type Execer interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// Querier is the part of a pool, connection or transaction that reads need.
+type Querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// Config is the connection pool of a deployable.
+type Config struct {
+	// URL is the PostgreSQL connection URL (TIDEMARK_PG_URL).
+	URL string
+	// PoolSize is the most connections the pool opens (TIDEMARK_PG_POOL_SIZE, default 20); the
+	// ingest writers hold one each through their batches, the rest serve reads. Exports run on
+	// connections of their own, outside the pool.
+	PoolSize int
+}
+
+// RegisterEnv reads TIDEMARK_PG_URL and TIDEMARK_PG_POOL_SIZE.
+func (c *Config) RegisterEnv(e *app.Env) {
+	c.URL = e.String("PG_URL", "")
+	c.PoolSize = e.Int("PG_POOL_SIZE", 20)
+}
+
+// Validate reports a missing URL and a pool size out of range, naming their variables.
+func (c Config) Validate() error {
+	var errs []error
+	if c.URL == "" {
+		errs = append(errs, errors.New(app.EnvPrefix+"PG_URL is required"))
+	} else if _, err := pgxpool.ParseConfig(c.URL); err != nil {
+		errs = append(errs, fmt.Errorf("%sPG_URL does not parse: %w", app.EnvPrefix, err))
+	}
+	if c.PoolSize < 2 || c.PoolSize > 1000 {
+		errs = append(errs, fmt.Errorf("%sPG_POOL_SIZE must be 2..1000, got %d", app.EnvPrefix, c.PoolSize))
+	}
+	return errors.Join(errs...)
 }
 
 // Open creates a pool for url with at most maxConns connections (0 keeps pgxpool's default)

@@ -5,6 +5,7 @@ package telemetry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,9 +25,11 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 )
 
-// NewLogger returns a JSON logger writing to w at level and above, every record carrying service.
-func NewLogger(w io.Writer, level slog.Level, service string) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})).With(slog.String("service", service))
+// NewLogger returns a JSON logger writing to w at level and above. It names no service: each service
+// the process runs adds its own "service" attribute (see kit), so that a line carries the key once
+// even when several services share one process and one logger.
+func NewLogger(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
 }
 
 // Tracing is the process' tracer provider and the function that flushes and stops it.
@@ -89,6 +92,39 @@ func NewRegistry() *prometheus.Registry {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	return reg
+}
+
+// Register registers c on reg and returns it, or returns the identical collector reg already holds
+// (two listeners of one service register the same request metrics). A collector that clashes with a
+// different one is a wiring bug and panics, as prometheus.MustRegister does. A nil reg registers
+// nothing.
+//
+// It is the one way tidemark code registers metrics. Several services share one registry in the dev
+// stack: each registers through its own prometheus.WrapRegistererWith(service=<name>), so their
+// collectors differ by that label and never collide.
+func Register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	if reg == nil {
+		return c
+	}
+	err := reg.Register(c)
+	if err == nil {
+		return c
+	}
+	var are prometheus.AlreadyRegisteredError
+	if errors.As(err, &are) {
+		if existing, ok := are.ExistingCollector.(C); ok {
+			return existing
+		}
+	}
+	panic(fmt.Sprintf("telemetry: register metrics: %v", err))
+}
+
+// ServiceRegisterer is reg with every metric registered through it labelled service=name.
+func ServiceRegisterer(reg prometheus.Registerer, name string) prometheus.Registerer {
+	if reg == nil {
+		return nil
+	}
+	return prometheus.WrapRegistererWith(prometheus.Labels{"service": name}, reg)
 }
 
 // MetricsHandler serves reg in the Prometheus exposition formats, counting its own scrapes in reg.

@@ -31,7 +31,7 @@ func TestNewLogger(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.level.String(), func(t *testing.T) {
 			var buf bytes.Buffer
-			l := telemetry.NewLogger(&buf, tt.level, "market")
+			l := telemetry.NewLogger(&buf, tt.level).With("service", "market")
 			l.Debug("d")
 			l.Info("i", "k", 1)
 			l.Error("e")
@@ -43,6 +43,9 @@ func TestNewLogger(t *testing.T) {
 				var m map[string]any
 				if err := json.Unmarshal([]byte(line), &m); err != nil {
 					t.Fatalf("not JSON: %q", line)
+				}
+				if n := strings.Count(line, `"service":`); n != 1 {
+					t.Errorf("the key service appears %d times in %s", n, line)
 				}
 				if m["service"] != "market" || m["msg"] == nil || m["level"] == nil || m["time"] == nil {
 					t.Errorf("record = %v", m)

@@ -176,7 +176,7 @@ func ingestRound(b *testing.B, round int) ingestRates {
 	recs := make([]any, len(msgs))
 	rows := make([][]any, len(msgs))
 	for i, m := range msgs {
-		r, err := sink.Decode(m.Value)
+		r, err := sink.Decode(ingest.Message{Topic: m.Topic, Key: m.Key, Value: m.Value})
 		if err != nil {
 			b.Fatalf("decode: %v", err)
 		}

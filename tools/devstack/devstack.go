@@ -66,7 +66,7 @@ func (o *Options) defaults() {
 		o.Out = os.Stdout
 	}
 	if o.Logger == nil {
-		o.Logger = telemetry.NewLogger(os.Stderr, slog.LevelWarn, "devstack")
+		o.Logger = telemetry.NewLogger(os.Stderr, slog.LevelWarn)
 	}
 	if o.Registry == nil {
 		o.Registry = telemetry.NewRegistry()

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/tidemark/tidemark/platform/fault"
+
 	"github.com/tidemark/tidemark/platform/httpapi"
 )
 
@@ -68,7 +70,7 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		}
 	}
 	if best < 0 {
-		httpapi.WriteError(w, req, httpapi.Errorf(httpapi.NotFound, "not found"), r.logger)
+		httpapi.WriteError(w, req, fault.Errorf(fault.NotFound, "not found"), r.logger)
 		return
 	}
 	r.proxies[r.routes[best].Service].ServeHTTP(w, req)

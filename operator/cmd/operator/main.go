@@ -50,7 +50,7 @@ func main() {
 		var l slog.Level
 		return l, l.UnmarshalText([]byte(s))
 	})
-	logger := telemetry.NewLogger(os.Stderr, level, "operator")
+	logger := telemetry.NewLogger(os.Stderr, level).With("service", "operator")
 	ctrl.SetLogger(logr.FromSlogHandler(logger.Handler()))
 	if err := run(ctx, env, ctrl.GetConfigOrDie(), metrics.Registry, logger); err != nil {
 		fmt.Fprintln(os.Stderr, "operator:", err)

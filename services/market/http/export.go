@@ -5,6 +5,8 @@ import (
 	nethttp "net/http"
 	"strconv"
 
+	"github.com/tidemark/tidemark/platform/fault"
+
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/exportstream"
 	"github.com/tidemark/tidemark/platform/httpapi"
@@ -61,7 +63,7 @@ func (h *exports) export(r *nethttp.Request) (any, error) {
 	name := httpapi.PathVar(r, "fileType")
 	typ, ok := h.types[name]
 	if !ok {
-		return nil, httpapi.Errorf(httpapi.NotFound, "export type %s is not served by the market service", name)
+		return nil, fault.Errorf(fault.NotFound, "export type %s is not served by the market service", name)
 	}
 	from, to, err := exportRange(r)
 	if err != nil {
@@ -93,7 +95,7 @@ func (h *exports) export(r *nethttp.Request) (any, error) {
 func exportRange(r *nethttp.Request) (from, to int64, err error) {
 	for _, name := range []string{"from", "to"} {
 		if r.URL.Query().Get(name) == "" {
-			return 0, 0, httpapi.Errorf(httpapi.Invalid, "%s is required (unix seconds)", name)
+			return 0, 0, fault.Errorf(fault.Invalid, "%s is required (unix seconds)", name)
 		}
 	}
 	if from, err = httpapi.QueryInt(r, "from", 0, 0, maxExportTs); err != nil {
@@ -103,10 +105,10 @@ func exportRange(r *nethttp.Request) (from, to int64, err error) {
 		return 0, 0, err
 	}
 	if from > to {
-		return 0, 0, httpapi.Errorf(httpapi.Invalid, "from must not be after to")
+		return 0, 0, fault.Errorf(fault.Invalid, "from must not be after to")
 	}
 	if to-from > exportstream.MaxRangeSeconds {
-		return 0, 0, httpapi.Errorf(httpapi.Invalid, "the range from..to may span at most 366 days")
+		return 0, 0, fault.Errorf(fault.Invalid, "the range from..to may span at most 366 days")
 	}
 	return from, to, nil
 }

@@ -6,6 +6,8 @@ import (
 	nethttp "net/http"
 	"time"
 
+	"github.com/tidemark/tidemark/platform/fault"
+
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/httpapi"
 	"github.com/tidemark/tidemark/services/market"
@@ -59,21 +61,21 @@ func anyMarket(events.Market) error { return nil }
 
 func predictionMarket(m events.Market) error {
 	if m.Filter() != events.FilterPrediction {
-		return httpapi.Errorf(httpapi.NotFound, "%s is not a prediction market", m.Symbol)
+		return fault.Errorf(fault.NotFound, "%s is not a prediction market", m.Symbol)
 	}
 	return nil
 }
 
 func perpMarket(m events.Market) error {
 	if m.Type != events.MarketTypePerp {
-		return httpapi.Errorf(httpapi.NotFound, "%s is not a perp market", m.Symbol)
+		return fault.Errorf(fault.NotFound, "%s is not a perp market", m.Symbol)
 	}
 	return nil
 }
 
 func spotMarket(m events.Market) error {
 	if m.Type != events.MarketTypeSpot {
-		return httpapi.Errorf(httpapi.NotFound, "%s is not a spot market", m.Symbol)
+		return fault.Errorf(fault.NotFound, "%s is not a spot market", m.Symbol)
 	}
 	return nil
 }
@@ -164,7 +166,7 @@ func (h *handlers) dated(s market.Series, allowed func(events.Market) error) htt
 func (h *handlers) candles(r *nethttp.Request) (any, error) {
 	res, err := market.ParseResolution(httpapi.PathVar(r, "resolution"))
 	if err != nil {
-		return nil, httpapi.Errorf(httpapi.Invalid, "%s", err.Error())
+		return nil, fault.Errorf(fault.Invalid, "%s", err.Error())
 	}
 	now := h.now()
 	// Without a range the newest candles are returned, newest first, as the protocol's API does.

@@ -1,9 +1,7 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,79 +36,27 @@ func NewIngest(schema string, edgeWindow time.Duration, now func() time.Time) *I
 // Sinks returns one sink per consumed topic.
 func (in *Ingest) Sinks() []ingest.Sink {
 	return []ingest.Sink{
-		ingest.NewSink(events.TopicFills, decodeFill, in.writeFills),
-		ingest.NewSink(events.TopicFundingRates, decode[*events.FundingRate](events.TopicFundingRates), in.writeFundingRates),
-		ingest.NewSink(events.TopicInsuranceFund, decode[*events.InsuranceFund](events.TopicInsuranceFund), in.writeInsuranceFund),
-		ingest.NewSink(events.TopicIFStakes, decode[*events.IFStake](events.TopicIFStakes), in.writeIFStakes),
-		ingest.NewSink(events.TopicSwaps, decode[*events.Swap](events.TopicSwaps), in.writeSwaps),
-		ingest.NewSink(events.TopicDeposits, decode[*events.Deposit](events.TopicDeposits), in.writeDeposits),
+		ingest.Records(events.TopicFills, in.writeFills),
+		ingest.Records(events.TopicFundingRates, records(in.writeFundingRates)),
+		ingest.Records(events.TopicInsuranceFund, records(in.writeInsuranceFund)),
+		ingest.Records(events.TopicIFStakes, records(in.writeIFStakes)),
+		ingest.Records(events.TopicSwaps, records(in.writeSwaps)),
+		ingest.Records(events.TopicDeposits, records(in.writeDeposits)),
 	}
 }
 
-// decode is strict (events.Decode) and checks the topic carries the record type the sink expects.
-// Records share the message's memory (events.DecodeOwned): the consumer hands each sink the value
-// kafka-go allocated for that message and never changes it.
-func decode[T events.Record](topic string) func([]byte) (T, error) {
-	return func(b []byte) (T, error) {
-		var zero T
-		r, err := events.DecodeOwned(topic, b)
-		if err != nil {
-			return zero, err
-		}
-		t, ok := r.(T)
-		if !ok {
-			return zero, fmt.Errorf("topic %s carries %T, not %T", topic, r, zero)
-		}
-		return t, nil
-	}
-}
+// StoredFill is a decoded fill with the JSON the API serves for it: its message value.
+type StoredFill = ingest.Event[*events.Fill]
 
-// StoredFill is a decoded fill with the JSON the API serves for it: its message value, compacted. The
-// topic's contract is that records are encoded exactly as the API emits them and Decode is strict
-// (known fields, right types), so the bytes need no re-encoding, the costliest step of fill ingest.
-type StoredFill struct {
-	*events.Fill
-	JSON []byte
-}
-
-func decodeFill(value []byte) (StoredFill, error) {
-	f, err := decode[*events.Fill](events.TopicFills)(value)
-	if err != nil {
-		return StoredFill{}, err
-	}
-	// Producers encode compactly (json.Marshal); only values with whitespace somewhere need the
-	// compaction pass, which costs more than the decode.
-	if !hasSpace(value) {
-		return StoredFill{Fill: f, JSON: value}, nil
-	}
-	var b bytes.Buffer
-	b.Grow(len(value))
-	if err := json.Compact(&b, value); err != nil {
-		return StoredFill{}, fmt.Errorf("compact fill: %w", err) // unreachable: Decode parsed it
-	}
-	return StoredFill{Fill: f, JSON: b.Bytes()}, nil
-}
-
-// hasSpace reports whether b holds a byte JSON counts as whitespace. Decode has rejected raw
-// control characters, so any byte up to ' ' is one. Fill values are a kilobyte each, so the
-// test runs on eight bytes at a time: after subtracting 0x21 from every byte, a top bit that
-// was clear before is set only if some byte was below 0x21 (a borrow starts only at such a
-// byte; ^w drops the bytes from 0x80 up).
-func hasSpace(b []byte) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	for len(b) >= 8 {
-		w := binary.LittleEndian.Uint64(b)
-		if (w-0x21*ones)&^w&highs != 0 {
-			return true
+// records adapts a writer of records to the events of a sink.
+func records[T events.Record](write func(ctx context.Context, tx pgx.Tx, recs []T) error) func(context.Context, pgx.Tx, []ingest.Event[T]) error {
+	return func(ctx context.Context, tx pgx.Tx, evs []ingest.Event[T]) error {
+		recs := make([]T, len(evs))
+		for i, e := range evs {
+			recs[i] = e.Record
 		}
-		b = b[8:]
+		return write(ctx, tx, recs)
 	}
-	for _, c := range b {
-		if c <= ' ' {
-			return true
-		}
-	}
-	return false
 }
 
 // marshal re-encodes a record as the API emits it, so stored bytes are canonical whatever the
@@ -159,9 +105,10 @@ func FillsTable(schema string) ingest.Table[StoredFill] {
 		Name:    schema + ".fills",
 		Columns: []string{"ts", "tx_sig", "tx_sig_index", "slot", "symbol", "market_index", "market_type", "fill_record_id", "taker", "maker", "record"},
 		Key:     []string{"ts", "tx_sig", "tx_sig_index"},
-		Row: func(f StoredFill) []any {
+		Row: func(e StoredFill) []any {
+			f := e.Record
 			id, _ := strconv.ParseInt(f.FillRecordID, 10, 64) // validated digits
-			return []any{f.Ts, f.TxSig, int32(f.TxSigIndex), f.Slot, f.Symbol, int32(f.MarketIndex), string(f.MarketType), id, f.Taker, f.Maker, f.JSON}
+			return []any{f.Ts, f.TxSig, int32(f.TxSigIndex), f.Slot, f.Symbol, int32(f.MarketIndex), string(f.MarketType), id, f.Taker, f.Maker, e.JSON}
 		},
 	}
 }
@@ -313,7 +260,8 @@ func aggregate(fills []StoredFill) candleDeltas {
 	trades := make([]market.Trade, 0, len(fills))
 	src := make([]*events.Fill, 0, len(fills))
 	markets := map[string]events.Market{}
-	for _, f := range fills {
+	for _, e := range fills {
+		f := e.Record
 		if _, ok := markets[f.Symbol]; !ok {
 			markets[f.Symbol] = events.Market{Symbol: f.Symbol, Index: f.MarketIndex, Type: f.MarketType}
 		}
@@ -322,7 +270,7 @@ func aggregate(fills []StoredFill) candleDeltas {
 			continue
 		}
 		trades = append(trades, t)
-		src = append(src, f.Fill)
+		src = append(src, f)
 	}
 	return candleDeltas{deltas: market.Aggregate(trades), fills: src, markets: markets}
 }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tidemark/tidemark/platform/fault"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -106,7 +108,7 @@ func (s *Store) Market(ctx context.Context, symbol string) (events.Market, error
 		`SELECT symbol, market_index, market_type FROM `+s.schema+`.markets WHERE symbol = $1`, symbol).
 		Scan(&m.Symbol, &m.Index, &m.Type)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return events.Market{}, httpapi.Errorf(httpapi.NotFound, "market %s not found", symbol)
+		return events.Market{}, fault.Errorf(fault.NotFound, "market %s not found", symbol)
 	}
 	if err != nil {
 		return events.Market{}, fmt.Errorf("look up market %s: %w", symbol, err)

@@ -372,7 +372,7 @@ func copyFills(tb testing.TB, pool *pgxpool.Pool, ts int64, n int) {
 		if err != nil {
 			return nil, err
 		}
-		return table.Row(postgres.StoredFill{Fill: f, JSON: b}), nil
+		return table.Row(postgres.StoredFill{Record: f, JSON: b}), nil
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

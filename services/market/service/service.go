@@ -113,13 +113,17 @@ func New(ctx context.Context, cfg Config, d Deps) (*Service, error) {
 	in := postgres.NewIngest(cfg.Schema, cfg.EdgeWindow, d.Now)
 	consumer, err := ingest.NewConsumer(ingest.Config{
 		Group: cfg.Group, Schema: cfg.Schema, BatchSize: cfg.BatchSize, BatchWait: cfg.BatchWait, Writers: cfg.IngestWriters,
-	}, d.Pool, d.Kafka, in.Sinks(), d.Logger.With("component", "ingest"), d.Registerer)
+	}, ingest.Deps{Pool: d.Pool, Kafka: d.Kafka, Logger: d.Logger.With("component", "ingest"), Registerer: d.Registerer,
+		TracerProvider: d.TracerProvider}, in.Sinks())
 	if err != nil {
 		return nil, fmt.Errorf("build consumer: %w", err)
 	}
 	w := d.Kafka.NewWriter("")
 	s.writer = w
-	s.publisher = outbox.NewPublisher(d.Pool, cfg.Schema, w, d.Logger.With("component", "outbox"), d.Registerer)
+	s.publisher, err = outbox.NewPublisher(outbox.Config{}, d.Pool, cfg.Schema, w, d.Logger.With("component", "outbox"), d.Registerer)
+	if err != nil {
+		return nil, err
+	}
 	consumer.OnCommit(func(context.Context) { s.publisher.Wake() })
 	s.consumer = consumer
 

@@ -44,7 +44,7 @@ func run() error {
 	if writers < 1 || writers > maxIngestWriters {
 		return fmt.Errorf("%sINGEST_WRITERS must be 1..%d, got %d", app.EnvPrefix, maxIngestWriters, writers)
 	}
-	logger := telemetry.NewLogger(os.Stderr, cfg.LogLevel, cfg.Service)
+	logger := telemetry.NewLogger(os.Stderr, cfg.LogLevel).With("service", cfg.Service)
 	tracing, err := telemetry.NewTracing(ctx, cfg.Service, cfg.OTLPEndpoint)
 	if err != nil {
 		return err
@@ -53,7 +53,7 @@ func run() error {
 	reg := telemetry.NewRegistry()
 
 	// Each ingest writer holds a connection through its batch; the rest serve reads and exports.
-	pool, err := pg.Open(ctx, cfg.PGURL, int32(16+writers))
+	pool, err := pg.Open(ctx, env.String("PG_URL", ""), int32(16+writers))
 	if err != nil {
 		return err
 	}
