@@ -146,6 +146,12 @@ func New(opts Options) *API {
 // metrics, tracing and panic recovery through Handler).
 func (a *API) Router() *mux.Router { return a.router }
 
+// Serves reports whether some route serves r's method and path.
+func (a *API) Serves(r *http.Request) bool {
+	var match mux.RouteMatch
+	return a.router.Match(r, &match) && match.MatchErr == nil
+}
+
 // Handler serves the routes with panic recovery, access log, latency histogram and a span per request.
 func (a *API) Handler() http.Handler { return a.handler }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tidemark/tidemark/platform/kafka"
+	"github.com/tidemark/tidemark/platform/kit"
 	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/platform/pg/pglocal"
 	market "github.com/tidemark/tidemark/services/market/service"
@@ -83,42 +84,46 @@ func database(b *testing.B, name string, fresh bool) *pgxpool.Pool {
 }
 
 // marketService builds the market service on pool with its own embedded broker.
-func marketService(b *testing.B, pool *pgxpool.Pool, now func() time.Time) (*market.Service, *kafka.Embedded) {
+func marketService(b *testing.B, pool *pgxpool.Pool, now func() time.Time) (*kit.Instance, *kafka.Embedded) {
 	b.Helper()
-	broker, err := kafka.StartEmbedded(context.Background(), kafka.EmbeddedOptions{Partitions: 3, Topics: market.Topics()})
+	broker, err := kafka.StartEmbedded(context.Background(), kafka.EmbeddedOptions{Partitions: 3})
 	if err != nil {
 		b.Fatalf("start broker: %v", err)
 	}
 	b.Cleanup(broker.Close)
-	return marketServiceOn(b, pool, broker, market.Config{}, now), broker
+	return startService(b, pool, broker, market.Service(market.Config{}), kit.Settings{}, now), broker
 }
 
-// marketServiceOn builds the market service with cfg on pool and broker.
-func marketServiceOn(b *testing.B, pool *pgxpool.Pool, broker *kafka.Embedded, cfg market.Config, now func() time.Time) *market.Service {
+// startService starts svc with set on pool and broker, as the kit starts it in a deployment.
+func startService(b *testing.B, pool *pgxpool.Pool, broker *kafka.Embedded, svc kit.Service, set kit.Settings, now func() time.Time) *kit.Instance {
 	b.Helper()
-	svc, err := market.New(context.Background(), cfg, market.Deps{
+	ctx := context.Background()
+	inst, err := kit.Start(ctx, svc, kit.Runtime{
 		Pool: pool, Kafka: kafka.Config{Brokers: broker.Brokers(), ClientID: "bench"},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registerer: prometheus.NewRegistry(),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: prometheus.NewRegistry(),
 		PageKey: benchPageKey, Now: now,
-	})
+	}, set)
 	if err != nil {
-		b.Fatalf("market service: %v", err)
+		b.Fatalf("%s service: %v", svc.Name, err)
 	}
-	return svc
+	if err := kafka.EnsureTopics(ctx, broker.Brokers(), 3, inst.Topics()...); err != nil {
+		b.Fatal(err)
+	}
+	return inst
 }
 
 var benchPageKey = []byte("tidemark-bench-page-key-0123456789abcdef")
 
-// runService runs svc until the benchmark ends.
-func runService(b *testing.B, svc *market.Service) {
+// runService runs inst until the benchmark ends.
+func runService(b *testing.B, inst *kit.Instance) {
 	b.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- svc.Run(ctx) }()
+	go func() { done <- inst.Run(ctx) }()
 	b.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
-			b.Errorf("market service: %v", err)
+			b.Errorf("%s service: %v", inst.Name(), err)
 		}
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tidemark/tidemark/operator/api/v1alpha1"
 	"github.com/tidemark/tidemark/operator/export"
@@ -31,9 +32,7 @@ func BenchmarkExportFills(b *testing.B) {
 		pool := database(b, "bench_rest", false)
 		now := restDataset(b, pool)
 		svc, _ := marketService(b, pool, func() time.Time { return now })
-		mux := http.NewServeMux()
-		svc.RegisterInternal(mux)
-		internal := httptest.NewServer(mux)
+		internal := httptest.NewServer(svc.InternalMux(prometheus.NewRegistry()))
 		b.Cleanup(internal.Close)
 
 		minio := miniotest.Start(b)

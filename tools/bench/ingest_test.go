@@ -17,6 +17,7 @@ import (
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/ingest"
 	"github.com/tidemark/tidemark/platform/kafka"
+	"github.com/tidemark/tidemark/platform/kit"
 	"github.com/tidemark/tidemark/services/market/postgres"
 	market "github.com/tidemark/tidemark/services/market/service"
 	"github.com/tidemark/tidemark/tools/sim"
@@ -249,7 +250,7 @@ func ingestWith(b *testing.B, pool *pgxpool.Pool, broker *kafka.Embedded, total,
 	ctx := context.Background()
 	truncate(b, pool)
 	group := fmt.Sprintf("bench-%dw", writers)
-	svc := marketServiceOn(b, pool, broker, market.Config{Group: group, IngestWriters: writers}, time.Now)
+	svc := startService(b, pool, broker, market.Service(market.Config{}), kit.Settings{Ingest: ingest.Config{Group: group, Writers: writers}}, time.Now)
 	if profile != "" {
 		defer startCPUProfile(b, profile)()
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tidemark/tidemark/platform/httpapi"
-	"github.com/tidemark/tidemark/services/market"
+	"github.com/tidemark/tidemark/platform/series"
 	"github.com/tidemark/tidemark/tools/loadgen"
 )
 
@@ -156,7 +156,7 @@ func BenchmarkTradesREST(b *testing.B) {
 		tokens := make([]string, 4096)
 		for i := range tokens {
 			ts := now.Unix() - rng.Int64N(30*86400)
-			tokens[i] = url.QueryEscape(signer.EncodeCursor("market/SOL-PERP/trades", market.Cursor{Ts: ts, TxSig: "f", TxSigIndex: 0}))
+			tokens[i] = url.QueryEscape(signer.EncodeCursor("market/SOL-PERP/trades", series.Cursor{Ts: ts, TxSig: "f", TxSigIndex: 0}))
 		}
 
 		// loadgen numbers each worker's requests from 0: scenarios that want every request to differ

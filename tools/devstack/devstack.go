@@ -1,6 +1,7 @@
 // Package devstack runs the whole mesh in one process for a laptop: an embedded Kafka broker, a
-// local PostgreSQL cluster under ./.data, every service on its own loopback ports, one edge router
-// that routes by path prefix like the chart's Ingress, and the simulator feeding protocol events.
+// local PostgreSQL cluster under ./.data, every service of Services through the kit, each on its own
+// loopback ports with its own schema and consumer group and all on one metrics registry, one edge
+// router that routes by path prefix like the chart's Ingress, and the simulator feeding protocol events.
 package devstack
 
 import (
@@ -12,14 +13,18 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/tidemark/tidemark/operator/api/v1alpha1"
 	"github.com/tidemark/tidemark/platform/app"
-	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kafka"
+	"github.com/tidemark/tidemark/platform/kit"
 	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/platform/pg/pglocal"
 	"github.com/tidemark/tidemark/platform/telemetry"
@@ -73,6 +78,19 @@ func (o *Options) defaults() {
 	}
 }
 
+// Services are what `make run` runs, in one process: adding a service to the mesh is a line here.
+func Services() []kit.Service {
+	return []kit.Service{
+		market.Service(market.Config{}),
+	}
+}
+
+// examples are a few paths of each service for the banner; {account} is a simulated account.
+var examples = map[string][]string{
+	"market": {"/market/SOL-PERP/trades?limit=5", "/market/SOL-PERP/candles/60?limit=24", "/market/SOL-PERP/fundingRates",
+		"/market/TRUMP-WIN-2028-BET/predictions", "/market/USDC/deposits"},
+}
+
 // Run starts everything and blocks until ctx ends, then stops it all in order.
 func Run(ctx context.Context, o Options) error {
 	o.defaults()
@@ -95,52 +113,76 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	pool, err := pg.Open(ctx, pgURL, 32)
+	pool, err := pg.Open(ctx, pgURL, 64)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
 
-	broker, err := kafka.StartEmbedded(ctx, kafka.EmbeddedOptions{Partitions: 3, Topics: topics()})
+	broker, err := kafka.StartEmbedded(ctx, kafka.EmbeddedOptions{Partitions: partitions})
 	if err != nil {
 		return fmt.Errorf("start broker: %w", err)
 	}
 	defer broker.Close()
 	kc := kafka.Config{Brokers: broker.Brokers(), ClientID: "devstack"}
 
-	mkt, err := market.New(ctx, market.Config{}, market.Deps{
-		Pool: pool, Kafka: kc, Logger: log.With("service", "market"), Registerer: o.Registry,
+	rt := kit.Runtime{
+		Pool: pool, Kafka: kc, Logger: log, Registry: o.Registry,
 		PageKey: []byte("tidemark-devstack-page-key-0000000000"),
-	})
-	if err != nil {
-		return fmt.Errorf("start market service: %w", err)
+	}
+	var (
+		g         app.Group
+		instances []*kit.Instance
+		topics    []string
+		upstreams = map[string]string{} // service -> public base URL
+		sources   = map[v1alpha1.FileType]string{}
+	)
+	for _, svc := range Services() {
+		inst, err := kit.Start(ctx, svc, rt, kit.Settings{})
+		if err != nil {
+			return fmt.Errorf("start %s: %w", svc.Name, err)
+		}
+		instances = append(instances, inst)
+		for _, t := range inst.Topics() {
+			if !slices.Contains(topics, t) {
+				topics = append(topics, t)
+			}
+		}
 	}
 	// The embedded broker starts empty on every run while Postgres keeps the offsets of the last one:
-	// those would make the consumer skip the new broker's first messages as already stored.
-	if err := resetOffsets(ctx, pool, "market"); err != nil {
+	// those would make the consumers skip the new broker's first messages as already stored.
+	for _, inst := range instances {
+		if err := resetOffsets(ctx, pool, inst.Schema()); err != nil {
+			return err
+		}
+	}
+	// Created up front, so that consumers join without waiting for auto-creation.
+	if err := kafka.EnsureTopics(ctx, kc.Brokers, partitions, topics...); err != nil {
 		return err
 	}
-
-	var g app.Group
-	services := map[string]string{}
-	marketLn, err := listen()
-	if err != nil {
-		return err
+	internalURLs := map[string]string{}
+	for _, inst := range instances {
+		publicLn, err := listen()
+		if err != nil {
+			return err
+		}
+		internalLn, err := listen()
+		if err != nil {
+			return err
+		}
+		upstreams[inst.Name()] = "http://" + publicLn.Addr().String()
+		internalURLs[inst.Name()] = "http://" + internalLn.Addr().String()
+		for _, ft := range inst.FileTypes() {
+			sources[v1alpha1.FileType(ft)] = internalURLs[inst.Name()]
+		}
+		g.Add(inst.Name(), inst.Run)
+		g.Add(inst.Name()+" public", func(ctx context.Context) error {
+			return app.ServeListener(ctx, publicLn, inst.Handler(), 5*time.Second, log)
+		})
+		g.Add(inst.Name()+" internal", func(ctx context.Context) error {
+			return app.ServeListener(ctx, internalLn, inst.InternalMux(o.Registry), 5*time.Second, log)
+		})
 	}
-	services["market"] = "http://" + marketLn.Addr().String()
-	internalLn, err := listen()
-	if err != nil {
-		return err
-	}
-	g.Add("market", mkt.Run)
-	g.Add("market-public", func(ctx context.Context) error {
-		return app.ServeListener(ctx, marketLn, mkt.Handler(), 5*time.Second, log)
-	})
-	internal := app.InternalMux(o.Registry, mkt.Ready)
-	mkt.RegisterInternal(internal)
-	g.Add("market-internal", func(ctx context.Context) error {
-		return app.ServeListener(ctx, internalLn, internal, 5*time.Second, log)
-	})
 
 	edgeLn, err := net.Listen("tcp", o.Addr)
 	if err != nil {
@@ -149,29 +191,31 @@ func Run(ctx context.Context, o Options) error {
 	base := baseURL(edgeLn.Addr())
 	exports, err := startExports(&g, exportOptions{
 		dir: filepath.Join(dataDir, "exports"), baseURL: base + downloadsPrefix,
-		sources: "http://" + internalLn.Addr().String(), registry: o.Registry, logger: log.With("component", "exports"),
+		sources: sources, registry: o.Registry, logger: log.With("component", "exports"),
 	})
 	if err != nil {
 		return err
 	}
-	services["exports"] = exports.url
+	upstreams["exports"] = exports.url
 	// In a cluster, downloads are presigned S3 URLs; only the dev stack serves files itself.
-	router, err := NewRouter(append(Routes(), Route{Prefix: downloadsPrefix + "/", Service: "exports"}), services, log)
+	router, err := NewRouter(append(Routes(instances), Route{Prefix: downloadsPrefix + "/", Service: "exports"}), upstreams, log)
 	if err != nil {
 		return err
 	}
 	g.Add("edge", func(ctx context.Context) error {
 		return app.ServeListener(ctx, edgeLn, router, 5*time.Second, log)
 	})
+	simulator := newSimulator(o)
 	g.Add("simulator", func(ctx context.Context) error {
-		printBanner(o.Out, base, pgURL, broker.Brokers(), "http://"+internalLn.Addr().String())
+		printBanner(o.Out, banner{base: base, pg: pgURL, brokers: broker.Brokers(), internal: internalURLs,
+			instances: instances, account: simulator.Accounts()[0].User, fileTypes: sources})
 		if o.Ready != nil {
 			o.Ready <- base
 		}
 		if o.Exports != nil {
 			o.Exports <- Exports{Jobs: exports.jobs, Files: exports.store}
 		}
-		return simulate(ctx, pool, kc, o, log)
+		return simulate(ctx, simulator, kc, o, log)
 	})
 	err = g.Run(ctx)
 	if errors.Is(err, context.Canceled) {
@@ -180,18 +224,9 @@ func Run(ctx context.Context, o Options) error {
 	return err
 }
 
-// topics is every topic the running services consume or produce, created up front so that
-// consumers join without waiting for auto-creation.
-func topics() []string {
-	var out []string
-	for _, t := range market.Topics() {
-		out = append(out, t)
-		if _, ok := events.TopicByName(t); ok && t != events.TopicEdgeCandles {
-			out = append(out, t+".dlq")
-		}
-	}
-	return out
-}
+// partitions is how many partitions every topic has in the dev stack: enough for the consumers'
+// writers to work in parallel.
+const partitions = 3
 
 func ensureDatabase(ctx context.Context, db *pglocal.Server, name string) (string, error) {
 	url, err := db.CreateDatabase(ctx, name)
@@ -209,7 +244,7 @@ func ensureDatabase(ctx context.Context, db *pglocal.Server, name string) (strin
 }
 
 func resetOffsets(ctx context.Context, pool *pgxpool.Pool, schema string) error {
-	if _, err := pool.Exec(ctx, "DELETE FROM "+schema+".kafka_offsets"); err != nil {
+	if _, err := pool.Exec(ctx, "DELETE FROM "+pgx.Identifier{schema, "kafka_offsets"}.Sanitize()); err != nil {
 		return fmt.Errorf("reset %s offsets: %w", schema, err)
 	}
 	return nil
@@ -232,23 +267,37 @@ func baseURL(a net.Addr) string {
 	return fmt.Sprintf("http://%s:%d", host, tcp.Port)
 }
 
-func printBanner(w io.Writer, base, pgURL string, brokers []string, internal string) {
+// banner is what the dev stack tells its user once it runs.
+type banner struct {
+	base, pg  string
+	brokers   []string
+	internal  map[string]string // service -> internal base URL
+	instances []*kit.Instance
+	account   string // a simulated account, for the examples
+	fileTypes map[v1alpha1.FileType]string
+}
+
+func printBanner(w io.Writer, b banner) {
+	fmt.Fprintf(w, "\ntidemark is running at %s\n", b.base)
+	for _, inst := range b.instances {
+		fmt.Fprintf(w, "\n  %s  %s (internal: %s/metrics, %s/readyz)\n", inst.Name(), strings.Join(inst.Prefixes(), " "),
+			b.internal[inst.Name()], b.internal[inst.Name()])
+		for _, p := range examples[inst.Name()] {
+			fmt.Fprintf(w, "    curl -s '%s%s'\n", b.base, strings.ReplaceAll(p, "{account}", b.account))
+		}
+	}
+	types := make([]string, 0, len(b.fileTypes))
+	for ft := range b.fileTypes {
+		types = append(types, string(ft))
+	}
+	slices.Sort(types)
 	fmt.Fprintf(w, `
-tidemark is running at %[1]s
-
-  curl -s %[1]s/market/SOL-PERP/trades?limit=5
-  curl -s '%[1]s/market/SOL-PERP/candles/60?limit=24'
-  curl -s %[1]s/market/SOL-PERP/fundingRates
-  curl -s %[1]s/market/TRUMP-WIN-2028-BET/predictions
-  curl -s %[1]s/market/USDC/deposits
-  curl -s %[1]s/openapi.json
-
+  contract: %[1]s/openapi.json
   postgres: %[2]s
   kafka:    %[3]s
-  metrics:  %[4]s/metrics   readiness: %[4]s/readyz
-  exports:  market-trades and funding-rates jobs run in-process (the operator's state machine);
-            files land in ./.data/exports and download from %[1]s/downloads/ with signed URLs
+  exports:  %[4]s jobs run in-process (the operator's state machine); files land in
+            ./.data/exports and download from %[1]s/downloads/ with signed URLs
 
 History is being backfilled, then the simulator goes live. Ctrl-C stops everything.
-`, base, pgURL, brokers, internal)
+`, b.base, b.pg, strings.Join(b.brokers, ","), strings.Join(types, ", "))
 }

@@ -62,8 +62,10 @@ func TestMakeRunServesTheMarketAPI(t *testing.T) {
 		Records []struct {
 			Ts     int64  `json:"ts"`
 			Symbol string `json:"symbol"`
+			Taker  string `json:"taker"`
 		} `json:"records"`
 	}
+	var taker, firstTaker string
 	newest := func() (int64, bool) {
 		resp, err := http.Get(base + "/market/SOL-PERP/trades?limit=1")
 		if err != nil {
@@ -80,13 +82,14 @@ func TestMakeRunServesTheMarketAPI(t *testing.T) {
 		if f.Records[0].Symbol != "SOL-PERP" {
 			t.Fatalf("record of %s", f.Records[0].Symbol)
 		}
+		taker = f.Records[0].Taker
 		return f.Records[0].Ts, true
 	}
 	deadline := time.Now().Add(3 * time.Minute)
 	var first int64
 	for {
 		if ts, ok := newest(); ok && ts > time.Now().Add(-10*time.Minute).Unix() {
-			first = ts
+			first, firstTaker = ts, taker
 			break
 		}
 		if time.Now().After(deadline) {
@@ -117,19 +120,19 @@ func TestMakeRunServesTheMarketAPI(t *testing.T) {
 	}
 	resp.Body.Close()
 
-	exportThroughRunner(t, <-stack, base, first)
+	exportThroughRunner(t, <-stack, base, firstTaker, first)
 }
 
-// exportThroughRunner exports the last hour of SOL-PERP trades with the dev stack's export runner
-// (the operator's state machine on a local folder) and downloads the file through the edge.
-func exportThroughRunner(t *testing.T, ex devstack.Exports, base string, until int64) {
+// exportThroughRunner exports the last hour of account's SOL-PERP trades with the dev stack's export
+// runner (the operator's state machine on a local folder) and downloads the file through the edge.
+func exportThroughRunner(t *testing.T, ex devstack.Exports, base, account string, until int64) {
 	t.Helper()
 	jobs := ex.Jobs
 	market := "SOL-PERP"
 	job, err := jobs.Create(context.Background(), v1alpha1.ExportJobSpec{
 		Authority: "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin", FileType: "market-trades",
 		From: until - 3600, To: until, Market: &market,
-		UserPublicKeys: []v1alpha1.PublicKey{"4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T"},
+		UserPublicKeys: []v1alpha1.PublicKey{v1alpha1.PublicKey(account)},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -21,9 +21,9 @@ import (
 const downloadsPrefix = "/downloads"
 
 type exportOptions struct {
-	dir      string // the local store's folder
-	baseURL  string // public URL of the downloads route
-	sources  string // internal base URL of the service serving market exports
+	dir      string                       // the local store's folder
+	baseURL  string                       // public URL of the downloads route
+	sources  map[v1alpha1.FileType]string // the internal base URL of the service serving each file type
 	registry prometheus.Registerer
 	logger   *slog.Logger
 }
@@ -51,9 +51,8 @@ func startExports(g *app.Group, o exportOptions) (*exports, error) {
 	if err != nil {
 		return nil, fmt.Errorf("export store: %w", err)
 	}
-	endpoints := map[v1alpha1.FileType]string{"market-trades": o.sources, "funding-rates": o.sources}
 	runner, err := local.New(export.Config{}, export.Deps{
-		Store: store, Source: export.HTTPSource{Endpoints: endpoints, Client: &http.Client{}}, Logger: o.logger,
+		Store: store, Source: export.HTTPSource{Endpoints: o.sources, Client: &http.Client{}}, Logger: o.logger,
 	}, o.registry)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/tidemark/tidemark/platform/fault"
 
 	"github.com/tidemark/tidemark/platform/httpapi"
+	"github.com/tidemark/tidemark/platform/kit"
 )
 
 // Route sends every request whose path starts with Prefix to Service. It is the same table as the
@@ -20,12 +21,19 @@ type Route struct {
 	Service string
 }
 
-// Routes is the routing table of the public edge. Longer prefixes win.
-func Routes() []Route {
-	return []Route{
-		{Prefix: "/market/", Service: "market"},
-		{Prefix: "/openapi.json", Service: "market"},
+// Routes is the routing table of the public edge, made of the services' prefixes; the contract is
+// served by the first. Longer prefixes win.
+func Routes(services []*kit.Instance) []Route {
+	var out []Route
+	for _, inst := range services {
+		for _, p := range inst.Prefixes() {
+			out = append(out, Route{Prefix: p, Service: inst.Name()})
+		}
 	}
+	if len(services) > 0 {
+		out = append(out, Route{Prefix: "/openapi.json", Service: services[0].Name()})
+	}
+	return out
 }
 
 // Router is the edge: a reverse proxy choosing the upstream by path prefix.

@@ -6,19 +6,21 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/tools/sim"
 )
 
+// newSimulator is the simulator of o's seed.
+func newSimulator(o Options) *sim.Simulator {
+	cfg := sim.DefaultConfig()
+	cfg.Seed = o.Seed
+	return sim.New(cfg)
+}
+
 // simulate backfills history, then streams live events until ctx ends. The simulator derives every
 // event from its time window, so a backfill overlapping a previous run's data (kept in ./.data)
 // produces the same messages, which the ingest deduplicates.
-func simulate(ctx context.Context, _ *pgxpool.Pool, kc kafka.Config, o Options, log *slog.Logger) error {
-	cfg := sim.DefaultConfig()
-	cfg.Seed = o.Seed
-	s := sim.New(cfg)
+func simulate(ctx context.Context, s *sim.Simulator, kc kafka.Config, o Options, log *slog.Logger) error {
 	w := kc.NewWriter("")
 	// Throughput over latency while backfilling: large batches, flushed rarely.
 	w.BatchSize = 10000

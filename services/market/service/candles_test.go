@@ -18,7 +18,7 @@ import (
 
 func httpRecorder(s *stack, method, path string) *httptest.ResponseRecorder {
 	rec := httptest.NewRecorder()
-	s.svc.Handler().ServeHTTP(rec, httptest.NewRequest(method, path, nil))
+	s.Handler().ServeHTTP(rec, httptest.NewRequest(method, path, nil))
 	return rec
 }
 
@@ -125,9 +125,7 @@ func TestCandlesComputedByHand(t *testing.T) {
 	}
 
 	// Replaying the same fills changes nothing: candles count each fill once.
-	if err := s.writer.Write(context.Background(), encode(t, events.TopicFills, fills[0], fills[1], fills[2], fills[3], fills[4])...); err != nil {
-		t.Fatal(err)
-	}
+	s.produce(t, encode(t, events.TopicFills, fills[0], fills[1], fills[2], fills[3], fills[4])...)
 	// A marker with the same key (marketIndex 0) lands in the same partition after the replay, so once
 	// it is stored the replay has been consumed. It is a USDC fill: SOL-PERP candles stay as they were.
 	marker := fill(usdc, t0, 99, 1_000_000, 1_000_000_000, 1_000_000)
@@ -155,7 +153,7 @@ func TestCandleChangesArePublishedAfterCommit(t *testing.T) {
 	var msgs []market.EdgeCandleMessage
 	// Every message is keyed SOL-PERP, so all sit in one partition; which one is the hash's business.
 	for p := 0; p < 3 && len(msgs) < 8; p++ {
-		pr := kafkago.NewReader(kafkago.ReaderConfig{Brokers: s.brokers, Topic: events.TopicEdgeCandles, Partition: p, MaxWait: 100 * time.Millisecond})
+		pr := kafkago.NewReader(kafkago.ReaderConfig{Brokers: s.Kafka.Brokers, Topic: events.TopicEdgeCandles, Partition: p, MaxWait: 100 * time.Millisecond})
 		for len(msgs) < 8 {
 			pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
 			m, err := pr.ReadMessage(pctx)

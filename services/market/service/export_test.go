@@ -25,13 +25,9 @@ import (
 
 // exportServer serves the service's internal routes over a real connection, so that chunked bodies,
 // trailers and aborted responses behave as they do for the operator.
-func exportServer(t testing.TB, s interface{ RegisterInternal(*http.ServeMux) }) *httptest.Server {
+func exportServer(t testing.TB, s *stack) *httptest.Server {
 	t.Helper()
-	mux := http.NewServeMux()
-	s.RegisterInternal(mux)
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv
+	return s.InternalServer(t, "market")
 }
 
 type exportAnswer struct {
@@ -100,7 +96,7 @@ func datedRows(t *testing.T, s *stack, paths []string) (header string, rows map[
 // endpoints write for the same records, in (ts, txSig, txSigIndex) order.
 func TestExportsEqualTheDatedCSV(t *testing.T) {
 	s := startStack(t)
-	srv := exportServer(t, s.svc)
+	srv := exportServer(t, s)
 
 	// Fills of three markets around the end of October (two partitions), on the edges of the
 	// ranges below, and several sharing one second and one transaction.
@@ -121,7 +117,8 @@ func TestExportsEqualTheDatedCSV(t *testing.T) {
 		f.TxSig, f.TxSigIndex = sig("fills", 6), i
 	}
 	add(btcPerp, nov1, 9)
-	add(solPerp, nov1+1, 10) // just after the ranges that end at nov1
+	other := add(solPerp, nov1+1, 10) // just after the ranges that end at nov1
+	other.Taker, other.Maker = key(7), key(8)
 	add(solPerp, nov18, 11)
 	add(solSpot, nov18+5, 12)
 	rates := []*events.FundingRate{
@@ -153,21 +150,25 @@ func TestExportsEqualTheDatedCSV(t *testing.T) {
 
 	var fillKeys, rateKeys []keyed
 	symbolOf := map[string]string{}
+	accountsOf := map[string][]string{}
 	for _, f := range fills {
 		k := keyed{f.Ts, f.TxSig, f.TxSigIndex}
 		fillKeys = append(fillKeys, k)
 		symbolOf[k.String()] = f.Symbol
+		accountsOf[k.String()] = []string{f.Taker, f.Maker}
 	}
 	for _, r := range rates {
 		k := keyed{r.Ts, r.TxSig, r.TxSigIndex}
 		rateKeys = append(rateKeys, k)
 		symbolOf[k.String()] = r.Symbol
 	}
-	// want is the export of keys in [from, to] of symbol ("" for all), built from the dated rows.
-	want := func(header string, rows map[string]string, keys []keyed, symbol string, from, to int64) (string, int) {
+	// want is the export of keys in [from, to] of symbol, of accounts (nil: any), built from the dated
+	// rows.
+	want := func(header string, rows map[string]string, keys []keyed, symbol string, accounts []string, from, to int64) (string, int) {
 		var sel []keyed
 		for _, k := range keys {
-			if k.ts >= from && k.ts <= to && (symbol == "" || symbolOf[k.String()] == symbol) {
+			ofAccounts := accounts == nil || slices.ContainsFunc(accountsOf[k.String()], func(a string) bool { return slices.Contains(accounts, a) })
+			if k.ts >= from && k.ts <= to && symbolOf[k.String()] == symbol && ofAccounts {
 				sel = append(sel, k)
 			}
 		}
@@ -184,29 +185,35 @@ func TestExportsEqualTheDatedCSV(t *testing.T) {
 
 	cases := []struct {
 		name, fileType, market string
+		accounts               []string
 		from, to               int64
 		records                int
 	}{
-		{"one market across the month boundary", "market-trades", "SOL-PERP", oct31, nov1, 4},
-		{"every market, prediction markets included", "market-trades", "", oct31, nov1, 7},
-		{"every record", "market-trades", "", oct31 - 86400, nov18 + 86400, 12},
-		{"a single second", "market-trades", "", nov1, nov1, 4},
-		{"a spot market", "market-trades", "SOL", nov18, nov18 + 5, 1},
-		{"nothing in range", "market-trades", "BTC-PERP", nov18, nov18 + 86400, 0},
-		{"funding rates of one market", "funding-rates", "SOL-PERP", oct31, nov18, 3},
-		{"funding rates of every market", "funding-rates", "", oct31, nov1, 3},
+		{"one market across the month boundary", "market-trades", "SOL-PERP", []string{key(2)}, oct31, nov1, 4},
+		{"the taker's and the maker's fills alike", "market-trades", "SOL-PERP", []string{key(3)}, oct31, nov1, 4},
+		{"another account's fill only", "market-trades", "SOL-PERP", []string{key(8)}, oct31, nov18, 1},
+		{"several accounts", "market-trades", "SOL-PERP", []string{key(7), key(2)}, oct31 - 86400, nov18 + 86400, 8},
+		{"a single second", "market-trades", "SOL-PERP", []string{key(2)}, nov1, nov1, 3},
+		{"a prediction market", "market-trades", "TRUMP-WIN-2028-BET", []string{key(2)}, oct31, nov1, 1},
+		{"a spot market", "market-trades", "SOL", []string{key(2)}, nov18, nov18 + 5, 1},
+		{"nothing in range", "market-trades", "BTC-PERP", []string{key(2)}, nov18, nov18 + 86400, 0},
+		{"no fill of the account", "market-trades", "SOL-PERP", []string{key(11)}, oct31, nov18, 0},
+		// Funding rates belong to markets: the job's accounts are no filter.
+		{"funding rates of one market", "funding-rates", "SOL-PERP", nil, oct31, nov18, 3},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			path := fmt.Sprintf("/internal/exports/%s?accounts=A1,A2&accounts=A3&from=%d&to=%d", c.fileType, c.from, c.to)
+			accounts := c.accounts
+			if accounts == nil {
+				accounts = []string{key(11)}
+			}
+			path := fmt.Sprintf("/internal/exports/%s?accounts=%s&from=%d&to=%d&market=%s", c.fileType, strings.Join(accounts, ","),
+				c.from, c.to, c.market)
 			header, rows, keys := fillHeader, fillRows, fillKeys
 			if c.fileType == "funding-rates" {
 				header, rows, keys = rateHeader, rateRows, rateKeys
 			}
-			if c.market != "" {
-				path += "&market=" + c.market
-			}
-			exp, n := want(header, rows, keys, c.market, c.from, c.to)
+			exp, n := want(header, rows, keys, c.market, c.accounts, c.from, c.to)
 			if n != c.records {
 				t.Fatalf("test expects %d records, the data has %d", c.records, n)
 			}
@@ -217,8 +224,7 @@ func TestExportsEqualTheDatedCSV(t *testing.T) {
 			if ct := got.header.Get("Content-Type"); ct != "text/csv; charset=utf-8" {
 				t.Errorf("Content-Type %q", ct)
 			}
-			scope := cmp.Or(c.market, "all")
-			if cd, w := got.header.Get("Content-Disposition"), fmt.Sprintf(`attachment; filename="export-%s-%s-%d-%d.csv"`, scope, c.fileType, c.from, c.to); cd != w {
+			if cd, w := got.header.Get("Content-Disposition"), fmt.Sprintf(`attachment; filename="export-%s-%s-%d-%d.csv"`, c.market, c.fileType, c.from, c.to); cd != w {
 				t.Errorf("Content-Disposition %q, want %q", cd, w)
 			}
 			if string(got.body) != exp {
@@ -235,8 +241,9 @@ func TestExportsEqualTheDatedCSV(t *testing.T) {
 func TestExportRejects(t *testing.T) {
 	s := startStack(t)
 	seed(t, s)
-	srv := exportServer(t, s.svc)
+	srv := exportServer(t, s)
 	const maxRange = 366 * 86400
+	q := "market=SOL-PERP&accounts=" + key(2)
 	cases := []struct {
 		path    string
 		status  int
@@ -251,12 +258,19 @@ func TestExportRejects(t *testing.T) {
 		{"/internal/exports/market-trades?from=0&to=1e3", 400, "to must be an integer"},
 		{"/internal/exports/market-trades?from=abc&to=10", 400, "from must be an integer"},
 		{"/internal/exports/market-trades?from=11&to=10", 400, "from must not be after to"},
-		{fmt.Sprintf("/internal/exports/funding-rates?from=100&to=%d", 100+maxRange+1), 400, "at most 366 days"},
-		{fmt.Sprintf("/internal/exports/funding-rates?from=100&to=%d", 100+maxRange), 200, ""},
-		{"/internal/exports/market-trades?from=10&to=10", 200, ""},
-		{"/internal/exports/market-trades?from=0&to=10&market=DOGE-PERP", 404, "market DOGE-PERP not found"},
-		{"/internal/exports/funding-rates?from=0&to=10&market=USDC", 404, "USDC is not a perp market"},
-		{"/internal/exports/unknown?from=0&to=10", 404, "export type unknown is not served by the market service"},
+		{fmt.Sprintf("/internal/exports/funding-rates?from=100&to=%d&%s", 100+maxRange+1, q), 400, "at most 366 days"},
+		{fmt.Sprintf("/internal/exports/funding-rates?from=100&to=%d&%s", 100+maxRange, q), 200, ""},
+		{"/internal/exports/market-trades?from=10&to=10&" + q, 200, ""},
+		{"/internal/exports/market-trades?from=10&to=10&market=SOL-PERP", 400, "accounts is required"},
+		{"/internal/exports/market-trades?from=10&to=10&market=SOL-PERP&accounts=,", 400, "accounts is required"},
+		{"/internal/exports/market-trades?from=10&to=10&market=SOL-PERP&accounts=Acct0", 400, `"Acct0" is not an account key`},
+		{"/internal/exports/market-trades?from=10&to=10&market=SOL-PERP&accounts=" + strings.Repeat(key(1)+",", 101), 400, "at most 100 accounts"},
+		// A market's trades or funding rates are exported one market at a time, never the whole exchange.
+		{"/internal/exports/market-trades?from=10&to=10&accounts=" + key(2), 400, "market is required"},
+		{"/internal/exports/funding-rates?from=10&to=10&accounts=" + key(2), 400, "market is required"},
+		{"/internal/exports/market-trades?from=0&to=10&accounts=" + key(2) + "&market=DOGE-PERP", 404, "market DOGE-PERP not found"},
+		{"/internal/exports/funding-rates?from=0&to=10&accounts=" + key(2) + "&market=USDC", 404, "USDC is not a perp market"},
+		{"/internal/exports/unknown?from=0&to=10", 404, "export type unknown is not served here"},
 	}
 	for _, ft := range []string{"trades", "funding-payments", "deposits", "liquidations", "settle-pnl-records",
 		"lp-records", "if-stake-records", "swap-records", "rewards"} {
@@ -264,7 +278,7 @@ func TestExportRejects(t *testing.T) {
 			path    string
 			status  int
 			message string
-		}{"/internal/exports/" + ft + "?accounts=A1&from=0&to=10", 404, "export type " + ft + " is not served by the market service"})
+		}{"/internal/exports/" + ft + "?" + q + "&from=0&to=10", 404, "export type " + ft + " is not served here"})
 	}
 	for _, c := range cases {
 		t.Run(c.path, func(t *testing.T) {
@@ -294,12 +308,12 @@ func TestExportRejects(t *testing.T) {
 // must see a body that ends in an error and no record count, never a clean short file.
 func TestExportAbortsWhenTheDatabaseFails(t *testing.T) {
 	s := startStack(t)
-	srv := exportServer(t, s.svc)
+	srv := exportServer(t, s)
 	from := at("2026-11-01T00:00:00Z")
 	// Far more than the socket buffers between the database, the handler and the client hold.
-	copyFills(t, s.pool, from, 40_000)
+	copyFills(t, s.Pool, from, 40_000)
 
-	resp, err := srv.Client().Get(fmt.Sprintf("%s/internal/exports/market-trades?from=%d&to=%d", srv.URL, from, from+86400))
+	resp, err := srv.Client().Get(fmt.Sprintf("%s/internal/exports/market-trades?from=%d&to=%d&market=SOL-PERP&accounts=%s", srv.URL, from, from+86400, key(2)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,8 +325,8 @@ func TestExportAbortsWhenTheDatabaseFails(t *testing.T) {
 		t.Fatalf("read the start of the export: %v", err)
 	}
 	var killed bool
-	err = s.pool.QueryRow(context.Background(), `SELECT coalesce(bool_or(pg_terminate_backend(pid)), false) FROM pg_stat_activity
-		WHERE pid <> pg_backend_pid() AND query LIKE 'SELECT record FROM market.fills%'`).Scan(&killed)
+	err = s.Pool.QueryRow(context.Background(), `SELECT coalesce(bool_or(pg_terminate_backend(pid)), false) FROM pg_stat_activity
+		WHERE pid <> pg_backend_pid() AND query LIKE 'SELECT record FROM "market"."fills"%'`).Scan(&killed)
 	if err != nil || !killed {
 		t.Fatalf("terminate the export's session: %v (found: %v)", err, killed)
 	}
@@ -329,11 +343,11 @@ func TestExportAbortsWhenTheDatabaseFails(t *testing.T) {
 // export's database session must end then, not after reading every remaining row.
 func TestExportStopsReadingWhenTheClientLeaves(t *testing.T) {
 	s := startStack(t)
-	srv := exportServer(t, s.svc)
+	srv := exportServer(t, s)
 	from := at("2026-11-01T00:00:00Z")
-	copyFills(t, s.pool, from, 40_000)
+	copyFills(t, s.Pool, from, 40_000)
 
-	resp, err := srv.Client().Get(fmt.Sprintf("%s/internal/exports/market-trades?from=%d&to=%d", srv.URL, from, from+86400))
+	resp, err := srv.Client().Get(fmt.Sprintf("%s/internal/exports/market-trades?from=%d&to=%d&market=SOL-PERP&accounts=%s", srv.URL, from, from+86400, key(2)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,8 +356,8 @@ func TestExportStopsReadingWhenTheClientLeaves(t *testing.T) {
 	}
 	sessions := func() int {
 		var n int
-		err := s.pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
-			WHERE pid <> pg_backend_pid() AND query LIKE 'SELECT record FROM market.fills%'`).Scan(&n)
+		err := s.Pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+			WHERE pid <> pg_backend_pid() AND query LIKE 'SELECT record FROM "market"."fills"%'`).Scan(&n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -376,6 +390,10 @@ func copyFills(tb testing.TB, pool *pgxpool.Pool, ts int64, n int) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	// The catalogue entry the ingest would have made: exports check the market.
+	if _, err := pool.Exec(ctx, "INSERT INTO market.markets VALUES ('SOL-PERP', 0, 'perp', 'perp') ON CONFLICT DO NOTHING"); err != nil {
+		tb.Fatal(err)
+	}
 	got, err := pool.CopyFrom(ctx, pgx.Identifier{"market", "fills"}, table.Columns, src)
 	if err != nil || got != int64(n) {
 		tb.Fatalf("copy %d fills: %d, %v", n, got, err)

@@ -81,7 +81,7 @@ func TestEveryMarketRouteMatchesTheContract(t *testing.T) {
 		s.getJSON(t, "/market/SOL-PERP/candles/"+res, http.StatusOK, nil)
 	}
 	s.getJSON(t, "/openapi.json", http.StatusOK, nil)
-	s.v.RequireCovered(t, "/market")
+	s.Validator.RequireCovered(t, "/market")
 }
 
 func TestRollingPagesWalkEveryRecordOnceNewestFirst(t *testing.T) {
@@ -359,4 +359,24 @@ func TestIndentedFillIsServedCompact(t *testing.T) {
 	if !bytes.Equal(page.Records[0], compact) {
 		t.Fatalf("served %s\nwant %s", page.Records[0], compact)
 	}
+}
+
+// marketValues are candidate values of the Market operations' path parameters, for the data of seed.
+var marketValues = map[string][]string{
+	"symbol":     {"SOL-PERP", "TRUMP-WIN-2028-BET", "USDC", "SOL"},
+	"year":       {"2026"},
+	"month":      {"11"},
+	"day":        {"19", "18"},
+	"resolution": {"1", "60", "D", "W", "M"},
+}
+
+// TestEveryOperationOfTheDocument walks every operation of api/openapi.yaml the service serves, with
+// the seeded data, and validates every answer; then it sends hostile values to all of them, and no
+// answer may be a server error.
+func TestEveryOperationOfTheDocument(t *testing.T) {
+	s := startStack(t)
+	seed(t, s)
+	s.CheckEveryOperation(t, marketValues)
+	s.Validator.RequireCovered(t, "/market/")
+	s.FuzzOperations(t, 3000, marketValues)
 }

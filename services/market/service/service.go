@@ -1,226 +1,112 @@
-// Package service wires the market service: schema, ingest, outbox, partitions and routes. The
-// command and the dev stack both build it here.
+// Package service declares the market service to the kit: its schema, the topics it consumes, its
+// series, its candles route and the edge topic it publishes. The command and the dev stack both run
+// this declaration.
 package service
 
 import (
+	"cmp"
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
-	"net/http"
-	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/prometheus/client_golang/prometheus"
-	"go.opentelemetry.io/otel/trace"
-
-	"github.com/tidemark/tidemark/api"
+	"github.com/tidemark/tidemark/platform/app"
 	"github.com/tidemark/tidemark/platform/events"
-	"github.com/tidemark/tidemark/platform/exportstream"
 	"github.com/tidemark/tidemark/platform/httpapi"
-	"github.com/tidemark/tidemark/platform/ingest"
-	"github.com/tidemark/tidemark/platform/kafka"
-	"github.com/tidemark/tidemark/platform/outbox"
-	"github.com/tidemark/tidemark/platform/pg"
+	"github.com/tidemark/tidemark/platform/kit"
+	"github.com/tidemark/tidemark/platform/series"
+	"github.com/tidemark/tidemark/services/market"
 	markethttp "github.com/tidemark/tidemark/services/market/http"
 	"github.com/tidemark/tidemark/services/market/postgres"
 )
 
-// Config tunes the service; zero values take the defaults.
-type Config struct {
-	Schema string // default "market"
-	Group  string // Kafka consumer group, default "market"
-	// BatchSize and BatchWait bound one ingest transaction; IngestWriters is how many are written
-	// at once (ingest.Config.Writers).
-	BatchSize     int
-	BatchWait     time.Duration
-	IngestWriters int
-	// EdgeWindow: candle changes of fills older than this are not published to edge.candles.
-	EdgeWindow time.Duration
-	// PartitionsFrom is the first month with partitions; the spec's archive starts in 2022.
-	PartitionsFrom time.Time
-	// PartitionsAhead is how many months past now get partitions before data arrives.
-	PartitionsAhead int
-	// ExportConcurrency is how many exports may stream at once, each on a database connection of
-	// its own (default 4); further ones wait for a slot.
-	ExportConcurrency int
-}
-
 // DefaultEdgeWindow is Config.EdgeWindow when none is set.
 const DefaultEdgeWindow = 15 * time.Minute
 
-func (c *Config) defaults() {
-	if c.Schema == "" {
-		c.Schema = "market"
-	}
-	if c.Group == "" {
-		c.Group = "market"
-	}
-	if c.EdgeWindow == 0 {
-		c.EdgeWindow = DefaultEdgeWindow
-	}
-	if c.PartitionsFrom.IsZero() {
-		c.PartitionsFrom = time.Date(2022, 1, 1, 0, 0, 0, 0, time.UTC)
-	}
-	if c.PartitionsAhead == 0 {
-		c.PartitionsAhead = 3
-	}
-	if c.ExportConcurrency == 0 {
-		c.ExportConcurrency = 4
-	}
+// Config is the market service's own configuration; zero values take the defaults.
+type Config struct {
+	// EdgeWindow: candle changes of fills older than this are not published to edge.candles
+	// (TIDEMARK_MARKET_EDGE_WINDOW): backfilled history would flood the WebSocket edge with changes
+	// no live chart shows.
+	EdgeWindow time.Duration
 }
 
-// Deps are the shared resources the service runs on.
-type Deps struct {
-	Pool           *pgxpool.Pool
-	Kafka          kafka.Config
-	Logger         *slog.Logger
-	Registerer     prometheus.Registerer
-	TracerProvider trace.TracerProvider // nil: no tracing
-	PageKey        []byte
-	Now            func() time.Time // nil: time.Now
+// RegisterEnv reads TIDEMARK_MARKET_EDGE_WINDOW.
+func (c *Config) RegisterEnv(e *app.Env) {
+	c.EdgeWindow = e.Duration("MARKET_EDGE_WINDOW", DefaultEdgeWindow)
 }
 
-// Service is one market service instance.
-type Service struct {
-	cfg       Config
-	deps      Deps
-	api       *httpapi.API
-	internal  *httpapi.API
-	consumer  *ingest.Consumer
-	publisher *outbox.Publisher
-	writer    interface{ Close() error }
-
-	mu         sync.Mutex
-	partitions error // last partition upkeep failure, reported by Ready
-}
-
-// New migrates the schema, creates partitions and builds the consumer and the routes.
-func New(ctx context.Context, cfg Config, d Deps) (*Service, error) {
-	cfg.defaults()
-	if d.Now == nil {
-		d.Now = time.Now
-	}
-	if err := pg.Migrate(ctx, d.Pool, cfg.Schema, postgres.Migrations()); err != nil {
-		return nil, fmt.Errorf("migrate %s: %w", cfg.Schema, err)
-	}
-	s := &Service{cfg: cfg, deps: d}
-	if err := s.ensurePartitions(ctx); err != nil {
-		return nil, err
-	}
-
-	in := postgres.NewIngest(cfg.Schema, cfg.EdgeWindow, d.Now)
-	consumer, err := ingest.NewConsumer(ingest.Config{
-		Group: cfg.Group, Schema: cfg.Schema, BatchSize: cfg.BatchSize, BatchWait: cfg.BatchWait, Writers: cfg.IngestWriters,
-	}, ingest.Deps{Pool: d.Pool, Kafka: d.Kafka, Logger: d.Logger.With("component", "ingest"), Registerer: d.Registerer,
-		TracerProvider: d.TracerProvider}, in.Sinks())
-	if err != nil {
-		return nil, fmt.Errorf("build consumer: %w", err)
-	}
-	w := d.Kafka.NewWriter("")
-	s.writer = w
-	s.publisher, err = outbox.NewPublisher(outbox.Config{}, d.Pool, cfg.Schema, w, d.Logger.With("component", "outbox"), d.Registerer)
-	if err != nil {
-		return nil, err
-	}
-	consumer.OnCommit(func(context.Context) { s.publisher.Wake() })
-	s.consumer = consumer
-
-	doc, err := api.JSON()
-	if err != nil {
-		return nil, fmt.Errorf("load openapi document: %w", err)
-	}
-	s.api = httpapi.New(httpapi.Options{
-		Logger: d.Logger, Registerer: d.Registerer, TracerProvider: d.TracerProvider, PageKey: d.PageKey, Now: d.Now,
-	})
-	store := postgres.NewStore(d.Pool, cfg.Schema)
-	markethttp.Routes(s.api, store, d.Now)
-	s.api.Handle(http.MethodGet, "/openapi.json", httpapi.ServeOpenAPI(doc), httpapi.CacheControl("public, max-age=300"))
-
-	// The internal routes get an API of their own: same envelope, logs and metrics, but nothing of
-	// them is in the public document or reachable from the public port.
-	s.internal = httpapi.New(httpapi.Options{
-		Logger: d.Logger, Registerer: d.Registerer, TracerProvider: d.TracerProvider, Now: d.Now,
-	})
-	markethttp.Exports(s.internal, store, postgres.NewExporter(d.Pool, cfg.Schema, cfg.ExportConcurrency), d.Logger.With("component", "export"))
-	return s, nil
-}
-
-// Topics are the topics the service consumes and produces, for provisioning.
-func Topics() []string {
-	return []string{
-		events.TopicFills, events.TopicFundingRates, events.TopicInsuranceFund, events.TopicIFStakes,
-		events.TopicSwaps, events.TopicDeposits, events.TopicEdgeCandles,
-	}
-}
-
-// Handler serves the public routes.
-func (s *Service) Handler() http.Handler { return s.api.Handler() }
-
-// RegisterInternal adds the service's internal routes (export streaming, GET
-// /internal/exports/{fileType}) to mux, the internal port's mux of app.InternalMux.
-func (s *Service) RegisterInternal(mux *http.ServeMux) {
-	mux.Handle("GET "+exportstream.PathPrefix+"{fileType}", s.internal.Handler())
-}
-
-// Ready reports whether the service can serve fresh data.
-func (s *Service) Ready() error {
-	s.mu.Lock()
-	perr := s.partitions
-	s.mu.Unlock()
-	return errors.Join(s.consumer.Ready(), perr)
-}
-
-// Run consumes, publishes and keeps partitions ahead until ctx ends. The consumer finishes and
-// commits its batch before Run returns.
-func (s *Service) Run(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errs := make(chan error, 3)
-	go func() { errs <- s.consumer.Run(ctx) }()
-	go func() { errs <- s.publisher.Run(ctx) }()
-	go func() { errs <- s.keepPartitions(ctx) }()
-	var first error
-	for range 3 {
-		if err := <-errs; err != nil && first == nil && ctx.Err() == nil {
-			first = err
-			cancel()
-		}
-	}
-	if err := s.writer.Close(); err != nil && first == nil {
-		first = fmt.Errorf("close edge writer: %w", err)
-	}
-	return first
-}
-
-func (s *Service) ensurePartitions(ctx context.Context) error {
-	to := s.deps.Now().UTC().AddDate(0, s.cfg.PartitionsAhead, 0)
-	for _, t := range postgres.Tables(s.cfg.Schema) {
-		if err := pg.EnsureMonthlyPartitions(ctx, s.deps.Pool, t, s.cfg.PartitionsFrom, to); err != nil {
-			return fmt.Errorf("partitions of %s: %w", t, err)
-		}
+// Validate reports an edge window out of range, naming its variable.
+func (c Config) Validate() error {
+	if c.EdgeWindow <= 0 || c.EdgeWindow > 7*24*time.Hour {
+		return fmt.Errorf("%sMARKET_EDGE_WINDOW must be more than 0 and at most 168h, got %s", app.EnvPrefix, c.EdgeWindow)
 	}
 	return nil
 }
 
-// keepPartitions runs the upkeep every few hours; a failure is reported through Ready and retried,
-// not fatal, because months ahead already exist.
-func (s *Service) keepPartitions(ctx context.Context) error {
-	t := time.NewTicker(6 * time.Hour)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-			err := s.ensurePartitions(ctx)
-			if err != nil && ctx.Err() == nil {
-				s.deps.Logger.Warn("partition upkeep failed", "err", err)
-			}
-			s.mu.Lock()
-			s.partitions = err
-			s.mu.Unlock()
+// Service declares the market service with cfg.
+func Service(cfg Config) kit.Service {
+	return kit.Service{
+		Name:       "market",
+		Migrations: postgres.Migrations(),
+		Prefixes:   []string{"/market/"},
+		Publishes:  []string{events.TopicEdgeCandles},
+		Config:     &cfg,
+		Build: func(d kit.Deps) (kit.Parts, error) {
+			store := postgres.NewStore(d.Pool, d.Schema)
+			in := postgres.NewIngest(d.Schema, cmp.Or(cfg.EdgeWindow, DefaultEdgeWindow), d.Now)
+			return kit.Parts{
+				Sinks:  in.Sinks(),
+				Series: Series(store),
+				Routes: func(api *httpapi.API) { markethttp.Routes(api, store) },
+			}, nil
+		},
+	}
+}
+
+// Series are the market's event series, each scoped by the market's symbol.
+func Series(store market.Store) []series.Series {
+	check := func(k market.Kind) func(context.Context, map[string]string) error {
+		return func(ctx context.Context, vars map[string]string) error {
+			_, err := k.Check(ctx, store, vars["symbol"])
+			return err
 		}
 	}
+	checkMarket := func(k market.Kind) func(context.Context, string) error {
+		return func(ctx context.Context, symbol string) error {
+			_, err := k.Check(ctx, store, symbol)
+			return err
+		}
+	}
+	fills, deposits := series.LayoutOf[events.Fill](), series.LayoutOf[events.Deposit]()
+	bySymbol := []string{"symbol = @symbol"}
+	day := "/{year}/{month}/{day}"
+	list := []series.Series{
+		{Name: "trades", Table: "fills", Where: bySymbol, Limit: series.Limit{Default: 20, Max: 50}, Record: fills,
+			Check: check(market.AnyMarket),
+			// A market's fills of the job's accounts, as taker or maker.
+			Export: &series.Export{FileType: "market-trades", Market: "symbol = @market", RequireMarket: true,
+				Accounts: "taker = ANY(@accounts) OR maker = ANY(@accounts)", CheckMarket: checkMarket(market.AnyMarket)}},
+		{Name: "predictions", Table: "fills", Where: bySymbol, Record: fills, Check: check(market.PredictionMarket)},
+		{Name: "fundingRates", Table: "funding_rates", Where: bySymbol, Limit: series.Limit{Default: 20, Max: 750},
+			Record: series.LayoutOf[events.FundingRate](), Check: check(market.PerpMarket),
+			// Funding rates belong to a market, not to accounts: a job's accounts are no filter.
+			Export: &series.Export{FileType: "funding-rates", Market: "symbol = @market", RequireMarket: true,
+				CheckMarket: checkMarket(market.PerpMarket)}},
+		{Name: "insuranceFund", Table: "insurance_fund", Where: bySymbol, Record: series.LayoutOf[events.InsuranceFund](),
+			Check: check(market.SpotMarket)},
+		{Name: "insuranceFundStake", Table: "if_stakes", Where: bySymbol, Record: series.LayoutOf[events.IFStake](),
+			Check: check(market.SpotMarket)},
+		// A swap belongs to both of its markets; the second branch leaves out the first's rows.
+		{Name: "swaps", Table: "swaps", Where: []string{"in_symbol = @symbol", "out_symbol = @symbol AND in_symbol <> @symbol"},
+			Record: series.LayoutOf[events.Swap](), Check: check(market.SpotMarket)},
+		{Name: "deposits", Table: "deposits", Where: []string{"symbol = @symbol AND category = 'deposit'"}, Record: deposits,
+			Check: check(market.SpotMarket)},
+		{Name: "rewards", Table: "deposits", Where: []string{"symbol = @symbol AND category = 'reward'"}, Record: deposits,
+			Check: check(market.SpotMarket)},
+	}
+	for i := range list {
+		list[i].Path = "/market/{symbol}/" + list[i].Name
+		list[i].Dated = list[i].Path + day
+	}
+	return list
 }

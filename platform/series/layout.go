@@ -1,4 +1,4 @@
-package http
+package series
 
 import (
 	"bytes"
@@ -14,11 +14,10 @@ import (
 	"github.com/tidemark/tidemark/platform/httpapi"
 )
 
-// Every CSV answer (dated pages and exports, see writeCSV) renders stored records through a
-// csvLayout. Exports render millions of them, and decoding each into its struct to call CSVRow costs
+// Every CSV answer (dated pages and exports, see writeCSV) renders stored records through a Layout. Exports render millions of them, and decoding each into its struct to call CSVRow costs
 // several times the rest of the path (two allocations of the record's size, strconv and a []string
 // per row). For flat records whose every CSV column is one JSON field rendered as it stands (a
-// string's text, an integer's digits), the stored JSON already holds each cell: a csvLayout finds
+// string's text, an integer's digits), the stored JSON already holds each cell: a Layout finds
 // them in one pass over the bytes and appends them in column order, allocating nothing.
 //
 // The result must be byte for byte what decoding the record gives (json.Unmarshal, CSVRow,
@@ -26,7 +25,7 @@ import (
 // only takes the JSON it is sure about — exact field names, string values with no escapes, canonical
 // integers — and hands anything else (escapes, unknown or case-folded keys, floats, syntax errors) to
 // the reference path. Whether
-// a type's columns really are its fields unchanged is not assumed either: newCSVLayout checks it
+// a type's columns really are its fields unchanged is not assumed either: LayoutOf checks it
 // against CSVRow and keeps the type on the reference path when it is not so.
 
 // fieldKind is how the fast path reads a field's JSON value.
@@ -45,24 +44,25 @@ type jsonField struct {
 	col  int // CSV column rendering the field, -1 when none does
 }
 
-// csvLayout renders the stored JSON of one record type as CSV rows. It is immutable and shared by
-// every export of the type; each export reads through a csvEncoder of its own.
-type csvLayout struct {
+// Layout renders the stored JSON of one record type as CSV rows: the record type's CSVHeader and, for
+// each record, its CSVRow. It is immutable and shared by every answer of the type; each answer reads
+// through a csvEncoder of its own.
+type Layout struct {
 	header []string
 	fields []jsonField    // in struct order, the order encoders write them in
 	index  map[string]int // JSON name -> index into fields
 	zero   [][]byte       // each column's cell, quoted for CSV, when its field is absent
 	decode func(record []byte) ([]string, error)
-	fast   bool // the columns are the fields unchanged (checked by newCSVLayout)
+	fast   bool // the columns are the fields unchanged (checked by LayoutOf)
 }
 
 // newCSVLayout builds the layout of record type T.
-func newCSVLayout[T any, P interface {
+func LayoutOf[T any, P interface {
 	*T
 	events.CSVRecord
-}]() *csvLayout {
+}]() *Layout {
 	var none P // CSVHeader and CSVRow work on a nil record
-	l := &csvLayout{
+	l := &Layout{
 		header: none.CSVHeader(),
 		index:  map[string]int{},
 		decode: func(record []byte) ([]string, error) {
@@ -82,7 +82,7 @@ func newCSVLayout[T any, P interface {
 
 // mapFields lists t's JSON fields and matches columns to them by name. It reports whether the fast
 // path can serve t: every column is a field of a kind it reads, field names are unique and plain.
-func (l *csvLayout) mapFields(t reflect.Type) bool {
+func (l *Layout) mapFields(t reflect.Type) bool {
 	if t.Kind() != reflect.Struct {
 		return false
 	}
@@ -162,7 +162,7 @@ func plainName(name string) bool {
 // verify checks that the fast path renders what CSVRow renders: for a record with every field set,
 // for the empty record, and for the full record with each field in turn left out (a column that
 // derives a value from other fields when its own is empty would show there).
-func (l *csvLayout) verify(t reflect.Type) bool {
+func (l *Layout) verify(t reflect.Type) bool {
 	full := reflect.New(t).Elem()
 	for i := range t.NumField() {
 		f := full.Field(i)
@@ -216,11 +216,11 @@ func (l *csvLayout) verify(t reflect.Type) bool {
 
 // csvEncoder holds one export's scratch space. Not safe for concurrent use.
 type csvEncoder struct {
-	l     *csvLayout
+	l     *Layout
 	cells [][]byte // this row's cell text per column; nil when the field is absent
 }
 
-func (l *csvLayout) encoder() *csvEncoder {
+func (l *Layout) encoder() *csvEncoder {
 	return &csvEncoder{l: l, cells: make([][]byte, len(l.header))}
 }
 

@@ -1,23 +1,18 @@
-package postgres_test
+package service_test
 
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/tidemark/tidemark/platform/pg"
-	"github.com/tidemark/tidemark/platform/pg/pglocal"
+	"github.com/tidemark/tidemark/platform/kafka"
+	"github.com/tidemark/tidemark/platform/kit"
 	"github.com/tidemark/tidemark/platform/pg/pgtest"
-	"github.com/tidemark/tidemark/services/market"
+	"github.com/tidemark/tidemark/platform/series"
 	"github.com/tidemark/tidemark/services/market/postgres"
+	"github.com/tidemark/tidemark/services/market/service"
 )
-
-var pgServer *pglocal.Server
-
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, &pgServer)) }
 
 // planNode is the part of an EXPLAIN (FORMAT JSON) node the plan checks read.
 type planNode struct {
@@ -41,14 +36,10 @@ func (n planNode) walk(f func(planNode)) {
 func TestExportPlansStreamInKeyOrder(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.NewPool(t, pgServer)
-	if err := pg.Migrate(ctx, pool, "market", postgres.Migrations()); err != nil {
+	// The schema and its partitions, made by the kit; the service never runs.
+	if _, err := kit.Start(ctx, service.Service(service.Config{}), kit.Runtime{Pool: pool, Kafka: kafka.Config{Brokers: []string{"127.0.0.1:1"}},
+		Now: func() time.Time { return now }}, kit.Settings{}); err != nil {
 		t.Fatal(err)
-	}
-	for _, tb := range postgres.Tables("market") {
-		err := pg.EnsureMonthlyPartitions(ctx, pool, tb, time.Date(2022, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2027, 2, 1, 0, 0, 0, 0, time.UTC))
-		if err != nil {
-			t.Fatal(err)
-		}
 	}
 	// Half a year of fills of two markets, one a minute, and hourly funding rates: with a third of
 	// the rows, one market's export is where a sort looks cheapest to the planner.
@@ -67,23 +58,25 @@ func TestExportPlansStreamInKeyOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	month := func(y, m int) int64 { return time.Date(y, time.Month(m), 1, 0, 0, 0, 0, time.UTC).Unix() }
-	e := postgres.NewExporter(pool, "market", 1)
+	set, err := series.New(pool, "market", service.Series(postgres.NewStore(pool, "market")), series.ExportConfig{Concurrency: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	accounts := []string{key(2), key(3)}
 	cases := []struct {
-		name       string
-		q          market.ExportQuery
-		partitions int // scanned after pruning
+		name, fileType, market string
+		from, to               int64
+		partitions             int // scanned after pruning
 	}{
-		{"every fill of five months", market.ExportQuery{Series: market.Trades, From: month(2026, 7), To: month(2026, 12) - 1}, 5},
-		{"one market over five months", market.ExportQuery{Series: market.Trades, Symbol: "SOL-PERP", From: month(2026, 7), To: month(2026, 12) - 1}, 5},
-		{"one market, part of a month", market.ExportQuery{Series: market.Trades, Symbol: "SOL-PERP", From: month(2026, 8) + 86400, To: month(2026, 8) + 20*86400}, 1},
-		{"a range on a month's bounds", market.ExportQuery{Series: market.Trades, From: month(2026, 8) - 1, To: month(2026, 9)}, 3},
-		{"from 1970: months without partitions", market.ExportQuery{Series: market.Trades, From: 0, To: month(2022, 3) - 1}, 2},
-		{"funding rates of one market", market.ExportQuery{Series: market.FundingRates, Symbol: "SOL-PERP", From: month(2026, 6), To: month(2026, 12)}, 7},
-		{"every funding rate", market.ExportQuery{Series: market.FundingRates, From: month(2026, 6), To: month(2026, 11)}, 6},
+		{"one market over five months", "market-trades", "SOL-PERP", month(2026, 7), month(2026, 12) - 1, 5},
+		{"one market, part of a month", "market-trades", "SOL-PERP", month(2026, 8) + 86400, month(2026, 8) + 20*86400, 1},
+		{"a range on a month's bounds", "market-trades", "BTC-PERP", month(2026, 8) - 1, month(2026, 9), 3},
+		{"from 1970: months without partitions", "market-trades", "SOL-PERP", 0, month(2022, 3) - 1, 2},
+		{"funding rates of one market", "funding-rates", "SOL-PERP", month(2026, 6), month(2026, 12), 7},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			raw, err := e.ExplainExport(ctx, c.q)
+			raw, err := set.Explain(ctx, c.fileType, c.from, c.to, accounts, c.market)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -109,23 +102,6 @@ func TestExportPlansStreamInKeyOrder(t *testing.T) {
 			}
 			if c.partitions > 1 && root.Type != "Append" {
 				t.Errorf("root %s, want the partitions appended in order:\n%s", root.Type, raw)
-			}
-		})
-	}
-}
-
-// TestExportOfEveryMarket checks which series an export without a market reads: trades and funding
-// rates (their whole tables, as TestExportPlansStreamInKeyOrder plans them) and no other, since the
-// rest share a table with another series or are not exported so.
-func TestExportOfEveryMarket(t *testing.T) {
-	e := postgres.NewExporter(pgtest.NewPool(t, pgServer), "market", 1)
-	for _, s := range []market.Series{market.Predictions, market.InsuranceFund, market.InsuranceFundStake,
-		market.Swaps, market.Deposits, market.Rewards} {
-		t.Run(string(s), func(t *testing.T) {
-			// The statement is refused before any connection is made.
-			_, err := e.ExplainExport(context.Background(), market.ExportQuery{Series: s, From: 0, To: 1})
-			if err == nil || !strings.Contains(err.Error(), "exported one market at a time") {
-				t.Fatalf("export of every market's %s: %v, want it refused", s, err)
 			}
 		})
 	}

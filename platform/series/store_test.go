@@ -1,17 +1,35 @@
-package postgres_test
+package series
 
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
+	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/pg"
+	"github.com/tidemark/tidemark/platform/pg/pglocal"
 	"github.com/tidemark/tidemark/platform/pg/pgtest"
-	"github.com/tidemark/tidemark/services/market"
-	"github.com/tidemark/tidemark/services/market/postgres"
 )
+
+var pgServer *pglocal.Server
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, &pgServer)) }
+
+// eventsTable is an event table as the series read them: the key, a scope column and the record.
+var eventsTable = fstest.MapFS{"001_events.sql": {Data: []byte(`
+CREATE TABLE events (
+	ts bigint NOT NULL,
+	tx_sig text NOT NULL,
+	tx_sig_index int NOT NULL,
+	scope text NOT NULL,
+	record json NOT NULL,
+	PRIMARY KEY (ts, tx_sig, tx_sig_index)
+) PARTITION BY RANGE (ts);
+CREATE INDEX events_scope_key ON events (scope, ts, tx_sig, tx_sig_index);`)}}
 
 // TestRollingPagesKeepEveryRecord reads rolling pages whose records differ in size by three orders of
 // magnitude, across two month partitions and after a cursor: every record must come back as stored,
@@ -19,10 +37,10 @@ import (
 func TestRollingPagesKeepEveryRecord(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.NewPool(t, pgServer)
-	if err := pg.Migrate(ctx, pool, "market", postgres.Migrations()); err != nil {
+	if err := pg.Migrate(ctx, pool, "svc", eventsTable); err != nil {
 		t.Fatal(err)
 	}
-	err := pg.EnsureMonthlyPartitions(ctx, pool, "market.fills", time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	err := pg.EnsureMonthlyPartitions(ctx, pool, "svc.events", time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,18 +52,23 @@ func TestRollingPagesKeepEveryRecord(t *testing.T) {
 		sig := fmt.Sprintf("sig%03d", i)
 		rec := fmt.Sprintf(`{"i":%d,"pad":"%s"}`, i, strings.Repeat("x", (i*i*i)%6000))
 		want[sig] = rec
-		_, err := pool.Exec(ctx, `INSERT INTO market.fills (ts, tx_sig, tx_sig_index, slot, symbol, market_index, market_type,
-			fill_record_id, taker, maker, record) VALUES ($1, $2, 0, 0, 'SOL-PERP', 0, 'perp', $3, 't', 'm', $4)`,
-			start+int64(i)*3600, sig, i, rec)
+		_, err := pool.Exec(ctx, `INSERT INTO svc.events (ts, tx_sig, tx_sig_index, scope, record) VALUES ($1, $2, 0, 'a', $3)`,
+			start+int64(i)*3600, sig, rec)
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	s := postgres.NewStore(pool, "market")
-	q := market.RollingQuery{Series: market.Trades, Symbol: "SOL-PERP", Since: start - 86400, Until: start + 61*3600, Limit: 21}
+	s := newStore(pool)
+	c, err := compile(Series{Name: "events", Table: "events", Path: "/x/{scope}/events", Where: []string{"scope = @scope"},
+		Record: LayoutOf[events.Fill]()}, "svc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const limit = 21
+	var after *Cursor
 	seen := 0
 	for page := 0; ; page++ {
-		rows, err := s.Rolling(ctx, q)
+		rows, err := s.rolling(ctx, c, []any{"a"}, start-86400, start+61*3600, after, limit)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,11 +81,11 @@ func TestRollingPagesKeepEveryRecord(t *testing.T) {
 			}
 			seen++
 		}
-		if len(rows) < q.Limit {
+		if len(rows) < limit {
 			break
 		}
 		// The handler keeps one row less than it asks for, and continues after the last one it keeps.
-		q.After = &rows[q.Limit-2].Cursor
+		after = &rows[limit-2].Cursor
 		seen--
 	}
 	if seen != 60 {

@@ -1,33 +1,15 @@
-package http
+package series
 
 import (
 	"fmt"
 	nethttp "net/http"
 
-	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/httpapi"
-	"github.com/tidemark/tidemark/services/market"
 )
 
 // Every CSV answer of the service, a dated page or an export, is written by writeCSV: the layout of
 // the series' record type renders each stored record and httpapi.CSVWriter writes the rows, so that
 // the same record is the same bytes wherever it is served.
-
-// csvLayouts builds the layout of every series' record type, once per registration: building one
-// checks the type's rendering, which is no work for a request.
-func csvLayouts() map[market.Series]*csvLayout {
-	fills, deposits := newCSVLayout[events.Fill](), newCSVLayout[events.Deposit]()
-	return map[market.Series]*csvLayout{
-		market.Trades:             fills,
-		market.Predictions:        fills,
-		market.FundingRates:       newCSVLayout[events.FundingRate](),
-		market.InsuranceFund:      newCSVLayout[events.InsuranceFund](),
-		market.InsuranceFundStake: newCSVLayout[events.IFStake](),
-		market.Swaps:              newCSVLayout[events.Swap](),
-		market.Deposits:           deposits,
-		market.Rewards:            deposits,
-	}
-}
 
 // writeCSV writes to w the CSV answer of l's record type named filename: the header row, then the
 // row of every stored record read passes to emit, oldest first as read gives them. The status line
@@ -35,7 +17,7 @@ func csvLayouts() map[market.Series]*csvLayout {
 // the CSVWriter's buffer first fills or at the end: a read or a record that fails before then leaves
 // w untouched, so that the failure can still be answered as an error. started reports whether
 // anything was written; rows counts the records written.
-func writeCSV(w nethttp.ResponseWriter, filename string, l *csvLayout, header func(nethttp.Header),
+func writeCSV(w nethttp.ResponseWriter, filename string, l *Layout, header func(nethttp.Header),
 	read func(emit func(record []byte) error) error) (rows int64, started bool, err error) {
 	body := &csvBody{w: w, filename: filename, header: header}
 	cw := httpapi.NewCSVWriter(body)
@@ -81,8 +63,8 @@ func (b *csvBody) Write(p []byte) (int, error) {
 // csvPage is a dated page answered as CSV.
 type csvPage struct {
 	filename string
-	layout   *csvLayout
-	rows     []market.Row
+	layout   *Layout
+	rows     []Row
 }
 
 // Respond implements httpapi.Responder. A page is far smaller than the CSVWriter's buffer, so a

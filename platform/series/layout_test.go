@@ -1,4 +1,4 @@
-package http
+package series
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/httpapi"
-	"github.com/tidemark/tidemark/services/market"
 )
 
 // The transcoder is tested from inside the package: it is an implementation detail of the CSV
@@ -65,7 +64,7 @@ func referenceCSV[T any, P interface {
 func checkSame[T any, P interface {
 	*T
 	events.CSVRecord
-}](t *testing.T, l *csvLayout, record []byte) (fast bool) {
+}](t *testing.T, l *Layout, record []byte) (fast bool) {
 	t.Helper()
 	want, wantErr := referenceCSV[T, P](record)
 	got, err := l.encoder().appendRow([]byte("prefix"), record)
@@ -85,68 +84,77 @@ func checkSame[T any, P interface {
 	return fast
 }
 
-// TestCSVLayoutsOfEverySeries checks the layout each series is served with: which take the fast
-// path, and that a typical record (with a quote in a text field, which only the reference path
+// TestLayoutsOfTheRecordTypes checks the layout of each record type a series serves: which take the
+// fast path, and that a typical record (with a quote in a text field, which only the reference path
 // renders) comes out as the reference renders it.
-func TestCSVLayoutsOfEverySeries(t *testing.T) {
-	layouts := csvLayouts()
+func TestLayoutsOfTheRecordTypes(t *testing.T) {
 	cases := []struct {
-		series market.Series
+		name   string
+		layout *Layout
 		fast   bool
-		check  func(t *testing.T, l *csvLayout)
+		check  func(t *testing.T, l *Layout)
 	}{
-		{market.Trades, true, func(t *testing.T, l *csvLayout) {
+		{"fill", LayoutOf[events.Fill](), true, func(t *testing.T, l *Layout) {
 			checkSample[events.Fill](t, l, sampleFill(), func(f *events.Fill) { f.Filler = `a"b` })
-		}},
-		{market.Predictions, true, func(t *testing.T, l *csvLayout) {
 			bet := sampleFill()
 			bet.Symbol, bet.MarketFilter = "TRUMP-WIN-2028-BET", events.FilterPrediction
 			checkSample[events.Fill](t, l, bet, func(f *events.Fill) { f.Symbol = `a"b` })
 		}},
-		{market.FundingRates, true, func(t *testing.T, l *csvLayout) {
+		{"funding rate", LayoutOf[events.FundingRate](), true, func(t *testing.T, l *Layout) {
 			fr := &events.FundingRate{Ts: 1, TxSig: "sig", Slot: 9, MarketIndex: 1, RecordID: "7", Symbol: "SOL-PERP",
 				FundingRate: "-1250", CumulativeFundingRateLong: "99"}
 			checkSample[events.FundingRate](t, l, fr, func(r *events.FundingRate) { r.Symbol = `a"b` })
 		}},
-		{market.InsuranceFund, false, func(t *testing.T, l *csvLayout) {
+		{"insurance fund", LayoutOf[events.InsuranceFund](), false, func(t *testing.T, l *Layout) {
 			// Float columns: the reference path renders them, correctly.
 			inf := &events.InsuranceFund{Ts: 1, TxSig: "s", UserIfFactor: 0.5, TotalIfFactor: 1, Symbol: "USDC", Amount: "5"}
 			checkSample[events.InsuranceFund](t, l, inf, func(r *events.InsuranceFund) { r.Symbol = `a"b` })
 		}},
-		{market.InsuranceFundStake, true, func(t *testing.T, l *csvLayout) {
+		{"IF stake", LayoutOf[events.IFStake](), true, func(t *testing.T, l *Layout) {
 			st := &events.IFStake{Ts: 1, TxSig: "s", TxSigIndex: 2, Slot: 3, MarketIndex: 0, Amount: "-5", UserAuthority: "auth",
 				Action: "stake", IfSharesAfter: "10", Symbol: "USDC"}
 			checkSample[events.IFStake](t, l, st, func(r *events.IFStake) { r.Action = `a"b` })
 		}},
-		{market.Swaps, true, func(t *testing.T, l *csvLayout) {
+		{"swap", LayoutOf[events.Swap](), true, func(t *testing.T, l *Layout) {
 			sw := &events.Swap{Ts: 1, TxSig: "s", Slot: 3, User: "u", OutMarketIndex: 1, InMarketIndex: 0, AmountOut: "5",
 				AmountIn: "-6", Fee: "0", InSymbol: "USDC", OutSymbol: "SOL"}
 			checkSample[events.Swap](t, l, sw, func(r *events.Swap) { r.User = `a"b` })
 		}},
-		{market.Deposits, true, func(t *testing.T, l *csvLayout) {
-			d := &events.Deposit{Ts: 1, TxSig: "s", Slot: 3, Amount: "5", DepositRecordID: "9", UserAuthority: "auth", User: "u",
-				Direction: "deposit", Explanation: "none", Symbol: "USDC"}
-			checkSample[events.Deposit](t, l, d, func(r *events.Deposit) { r.Explanation = `a"b` })
-		}},
-		{market.Rewards, true, func(t *testing.T, l *csvLayout) {
+		{"deposit", LayoutOf[events.Deposit](), true, func(t *testing.T, l *Layout) {
 			d := &events.Deposit{Ts: 1, TxSig: "s", Slot: 3, Amount: "5", DepositRecordID: "9", UserAuthority: "auth", User: "u",
 				Direction: "deposit", Explanation: "reward", Symbol: "USDC"}
 			checkSample[events.Deposit](t, l, d, func(r *events.Deposit) { r.Explanation = `a"b` })
 		}},
-	}
-	if len(cases) != len(layouts) {
-		t.Errorf("%d series have a layout, %d are checked", len(layouts), len(cases))
+		{"funding payment", LayoutOf[events.FundingPayment](), true, func(t *testing.T, l *Layout) {
+			fp := &events.FundingPayment{Ts: 1, TxSig: "s", Slot: 3, UserAuthority: "auth", User: "u", MarketIndex: 1,
+				FundingPayment: "-5", BaseAssetAmount: "7", UserLastCumulativeFunding: "1", AmmCumulativeFundingLong: "2",
+				AmmCumulativeFundingShort: "-2"}
+			checkSample[events.FundingPayment](t, l, fp, func(r *events.FundingPayment) { r.User = `a"b` })
+		}},
+		{"settle pnl", LayoutOf[events.SettlePnl](), true, func(t *testing.T, l *Layout) {
+			sp := &events.SettlePnl{Ts: 1, TxSig: "s", Slot: 3, User: "u", MarketIndex: 1, Pnl: "-5", BaseAssetAmount: "7",
+				QuoteAssetAmountAfter: "1", QuoteEntryAmount: "2", SettlePrice: "3", Explanation: "none"}
+			checkSample[events.SettlePnl](t, l, sp, func(r *events.SettlePnl) { r.User = `a"b` })
+		}},
+		{"perp LP", LayoutOf[events.PerpLP](), true, func(t *testing.T, l *Layout) {
+			lp := &events.PerpLP{Ts: 1, TxSig: "s", Slot: 3, User: "u", Action: "addLiquidity", MarketIndex: 1, NShares: "5",
+				DeltaBaseAssetAmount: "-7", DeltaQuoteAssetAmount: "1", Pnl: "0"}
+			checkSample[events.PerpLP](t, l, lp, func(r *events.PerpLP) { r.User = `a"b` })
+		}},
+		{"liquidation", LayoutOf[events.Liquidation](), false, func(t *testing.T, l *Layout) {
+			i := 0
+			lq := &events.Liquidation{Ts: 1, TxSig: "s", Slot: 3, LiquidationType: "liquidatePerp", User: "u", Liquidator: "l",
+				MarginRequirement: "1", TotalCollateral: "2", MarginFreed: "3", LiquidationID: 4, CanceledOrderIDs: []string{"5"},
+				LiquidatePerpMarketIndex: &i, LiquidatePerpOraclePrice: "6"}
+			checkSample[events.Liquidation](t, l, lq, func(r *events.Liquidation) { r.User = `a"b` })
+		}},
 	}
 	for _, c := range cases {
-		t.Run(string(c.series), func(t *testing.T) {
-			l := layouts[c.series]
-			if l == nil {
-				t.Fatal("no layout")
+		t.Run(c.name, func(t *testing.T) {
+			if c.layout.fast != c.fast {
+				t.Fatalf("fast path %v, want %v", c.layout.fast, c.fast)
 			}
-			if l.fast != c.fast {
-				t.Fatalf("fast path %v, want %v", l.fast, c.fast)
-			}
-			c.check(t, l)
+			c.check(t, c.layout)
 		})
 	}
 }
@@ -156,7 +164,7 @@ func TestCSVLayoutsOfEverySeries(t *testing.T) {
 func checkSample[T any, P interface {
 	*T
 	events.CSVRecord
-}](t *testing.T, l *csvLayout, rec P, quote func(P)) {
+}](t *testing.T, l *Layout, rec P, quote func(P)) {
 	t.Helper()
 	if fast := checkSame[T, P](t, l, mustMarshal(t, rec)); fast != l.fast {
 		t.Errorf("sample: fast path %v, want %v", fast, l.fast)
@@ -168,7 +176,7 @@ func checkSample[T any, P interface {
 }
 
 func TestCSVRowsEqualTheDatedCSV(t *testing.T) {
-	l := newCSVLayout[events.Fill]()
+	l := LayoutOf[events.Fill]()
 	canonical := string(mustMarshal(t, sampleFill()))
 	indented, _ := json.MarshalIndent(sampleFill(), "", "  ")
 	noOptional := sampleFill()
@@ -231,7 +239,7 @@ func FuzzCSVRowMatchesReference(f *testing.F) {
 	f.Add(mustMarshal(f, sampleFill()))
 	f.Add([]byte(`{"ts":-0,"symbol":"a\"b"}`))
 	f.Add([]byte(`{"ts":1, "slot" : 2 ,"txSig":null}`))
-	l := newCSVLayout[events.Fill]()
+	l := LayoutOf[events.Fill]()
 	f.Fuzz(func(t *testing.T, record []byte) {
 		checkSame[events.Fill](t, l, record)
 	})
@@ -242,7 +250,7 @@ func FuzzCSVRowMatchesReference(f *testing.F) {
 // httpapi.CSVWriter.
 func BenchmarkCSVRow(b *testing.B) {
 	record := mustMarshal(b, sampleFill())
-	l := newCSVLayout[events.Fill]()
+	l := LayoutOf[events.Fill]()
 	b.Run("layout", func(b *testing.B) {
 		enc := l.encoder()
 		buf := make([]byte, 0, 4096)

@@ -1,4 +1,4 @@
-package http
+package series
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 // TestWriteCSV checks when a CSV answer starts: not before its first buffer of rows, so a failure
 // up to then leaves the response untouched for the caller to answer as an error.
 func TestWriteCSV(t *testing.T) {
-	l := newCSVLayout[events.Fill]()
+	l := LayoutOf[events.Fill]()
 	fill := mustMarshal(t, sampleFill())
 	errRead := errors.New("read failed")
 	header := func(h nethttp.Header) { h.Set("Trailer", "X-Count") }
@@ -75,7 +75,7 @@ func TestWriteCSV(t *testing.T) {
 }
 
 // wantCSV is l's header row and then n rows of record.
-func wantCSV(l *csvLayout, record []byte, n int) []byte {
+func wantCSV(l *Layout, record []byte, n int) []byte {
 	b := httpapi.AppendCSVRow(nil, l.header)
 	for range n {
 		b, _ = l.encoder().appendRow(b, record)

@@ -1,0 +1,285 @@
+package kit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/tidemark/tidemark/api"
+	"github.com/tidemark/tidemark/platform/app"
+	"github.com/tidemark/tidemark/platform/exportstream"
+	"github.com/tidemark/tidemark/platform/httpapi"
+	"github.com/tidemark/tidemark/platform/ingest"
+	"github.com/tidemark/tidemark/platform/kafka"
+	"github.com/tidemark/tidemark/platform/outbox"
+	"github.com/tidemark/tidemark/platform/pg"
+	"github.com/tidemark/tidemark/platform/series"
+	"github.com/tidemark/tidemark/platform/telemetry"
+)
+
+// Runtime is what a process gives every service it runs: one service in a deployment, all of them in
+// the dev stack.
+type Runtime struct {
+	Pool  *pgxpool.Pool
+	Kafka kafka.Config
+	// Logger is the process' logger; each service adds its "service" attribute.
+	Logger *slog.Logger
+	// Registry is the process' metrics registry; each service registers with its service label.
+	Registry prometheus.Registerer
+	// TracerProvider makes spans; nil: no tracing.
+	TracerProvider trace.TracerProvider
+	// PageKey signs page tokens: every replica of a service must share it.
+	PageKey []byte
+	// Now is the data's clock (nil: time.Now); tests freeze it.
+	Now func() time.Time
+}
+
+// Settings are the kit's components' configurations; zero values take the defaults.
+type Settings struct {
+	Ingest ingest.Config // Group and Schema default to the service's
+	Outbox outbox.Config
+	Export series.ExportConfig
+}
+
+// partitionsFrom is the first month with partitions: the spec's archive starts in 2022.
+var partitionsFrom = time.Date(2022, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// partitionsAhead is how many months past now get partitions before data arrives, and
+// partitionUpkeep how often that is checked: a failing upkeep has months to be noticed.
+const (
+	partitionsAhead = 3
+	partitionUpkeep = 6 * time.Hour
+)
+
+// Instance is a started service: its schema migrated, its parts built, its routes registered.
+type Instance struct {
+	svc      Service
+	schema   string
+	rt       Runtime
+	logger   *slog.Logger
+	public   *httpapi.API
+	internal *httpapi.API
+	series   *series.Set
+	consumer *ingest.Consumer // nil without sinks
+	group    string
+	consumes []string // the topics of its sinks
+	topics   []string
+
+	outbox *outbox.Publisher // nil when the service publishes nothing
+	writer interface{ Close() error }
+
+	mu         sync.Mutex
+	partitions error // the last partition upkeep's failure, reported by Ready
+}
+
+// Start migrates svc's schema, creates its partitions, builds its parts and registers its routes. Run
+// then runs its consumer, outbox and upkeep; Handler serves its public routes.
+func Start(ctx context.Context, svc Service, rt Runtime, set Settings) (*Instance, error) {
+	if svc.Name == "" || svc.Build == nil {
+		return nil, errors.New("kit: a service needs a Name and a Build")
+	}
+	if rt.Now == nil {
+		rt.Now = time.Now
+	}
+	logger := rt.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	inst := &Instance{svc: svc, schema: svc.Schema, rt: rt, logger: logger.With("service", svc.Name)}
+	if inst.schema == "" {
+		inst.schema = svc.Name
+	}
+	reg := telemetry.ServiceRegisterer(rt.Registry, svc.Name)
+
+	if err := pg.Migrate(ctx, rt.Pool, inst.schema, svc.Migrations); err != nil {
+		return nil, fmt.Errorf("%s: %w", svc.Name, err)
+	}
+	if err := inst.ensurePartitions(ctx); err != nil {
+		return nil, fmt.Errorf("%s: %w", svc.Name, err)
+	}
+	parts, err := svc.Build(Deps{Schema: inst.schema, Pool: rt.Pool, Now: rt.Now, Logger: inst.logger})
+	if err != nil {
+		return nil, fmt.Errorf("%s: build: %w", svc.Name, err)
+	}
+	if inst.series, err = series.New(rt.Pool, inst.schema, parts.Series, set.Export, inst.logger.With("component", "export")); err != nil {
+		return nil, fmt.Errorf("%s: %w", svc.Name, err)
+	}
+
+	if len(parts.Sinks) > 0 {
+		cfg := set.Ingest
+		if cfg.Group == "" {
+			cfg.Group = svc.Name
+		}
+		cfg.Schema = inst.schema
+		inst.consumer, err = ingest.NewConsumer(cfg, ingest.Deps{
+			Pool: rt.Pool, Kafka: rt.Kafka, Logger: inst.logger.With("component", "ingest"), Registerer: reg,
+			TracerProvider: rt.TracerProvider,
+		}, parts.Sinks)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", svc.Name, err)
+		}
+		inst.group = cfg.Group
+		for _, s := range parts.Sinks {
+			inst.consumes = append(inst.consumes, s.Topic())
+			inst.topics = append(inst.topics, s.Topic(), ingest.DLQTopic(s.Topic()))
+		}
+	}
+	if len(svc.Publishes) > 0 {
+		w := rt.Kafka.NewWriter("")
+		inst.writer = w
+		inst.outbox, err = outbox.NewPublisher(set.Outbox, rt.Pool, inst.schema, w, inst.logger.With("component", "outbox"), reg)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", svc.Name, err)
+		}
+		if inst.consumer != nil {
+			inst.consumer.OnCommit(func(context.Context) { inst.outbox.Wake() })
+		}
+		inst.topics = append(inst.topics, svc.Publishes...)
+	}
+
+	doc, err := api.JSON()
+	if err != nil {
+		return nil, fmt.Errorf("load the openapi document: %w", err)
+	}
+	opts := httpapi.Options{
+		Logger: inst.logger, Registerer: reg, TracerProvider: rt.TracerProvider, PageKey: rt.PageKey, Now: rt.Now,
+		Unavailable: pg.Unavailable,
+	}
+	inst.public = httpapi.New(opts)
+	inst.series.Routes(inst.public)
+	if parts.Routes != nil {
+		parts.Routes(inst.public)
+	}
+	inst.public.Handle(http.MethodGet, "/openapi.json", httpapi.ServeOpenAPI(doc), httpapi.CacheControl("public, max-age=300"))
+	// The internal routes get an API of their own: same envelope, logs and metrics, but nothing of
+	// them is in the public document or reachable from the public port.
+	opts.PageKey = nil
+	inst.internal = httpapi.New(opts)
+	inst.series.Exports(inst.internal)
+	return inst, nil
+}
+
+// Name is the service's name.
+func (i *Instance) Name() string { return i.svc.Name }
+
+// Schema is the service's Postgres schema.
+func (i *Instance) Schema() string { return i.schema }
+
+// Group is the service's Kafka consumer group ("" when it consumes nothing).
+func (i *Instance) Group() string { return i.group }
+
+// Consumes are the topics the service consumes.
+func (i *Instance) Consumes() []string { return slices.Clone(i.consumes) }
+
+// Serves reports whether one of the service's public routes serves r.
+func (i *Instance) Serves(r *http.Request) bool { return i.public.Serves(r) }
+
+// Prefixes are the public path prefixes the service answers.
+func (i *Instance) Prefixes() []string { return i.svc.Prefixes }
+
+// Handler serves the public routes.
+func (i *Instance) Handler() http.Handler { return i.public.Handler() }
+
+// FileTypes are the export file types the service streams on its internal port.
+func (i *Instance) FileTypes() []string { return i.series.FileTypes() }
+
+// Topics are the topics the service consumes (with their DLQs) and publishes, for provisioning.
+func (i *Instance) Topics() []string { return slices.Clone(i.topics) }
+
+// RegisterInternal adds the service's internal routes (GET /internal/exports/{fileType}) to mux, an
+// internal port's mux of app.InternalMux.
+func (i *Instance) RegisterInternal(mux *http.ServeMux) {
+	if len(i.FileTypes()) > 0 {
+		mux.Handle("GET "+exportstream.PathPrefix+"{fileType}", i.internal.Handler())
+	}
+}
+
+// InternalMux is the internal port of a process running this one service: /healthz, /readyz,
+// /metrics of registry and the service's internal routes.
+func (i *Instance) InternalMux(registry *prometheus.Registry) *http.ServeMux {
+	mux := app.InternalMux(registry, i.Ready)
+	i.RegisterInternal(mux)
+	return mux
+}
+
+// Ready reports whether the service can serve fresh data: its consumer has joined its group and its
+// last Postgres round succeeded, and its partitions are kept ahead.
+func (i *Instance) Ready() error {
+	i.mu.Lock()
+	perr := i.partitions
+	i.mu.Unlock()
+	var cerr error
+	if i.consumer != nil {
+		cerr = i.consumer.Ready()
+	}
+	if err := errors.Join(cerr, perr); err != nil {
+		return fmt.Errorf("%s: %w", i.svc.Name, err)
+	}
+	return nil
+}
+
+// Run consumes, publishes and keeps partitions ahead until ctx ends. The consumer finishes and commits
+// its batch before Run returns.
+func (i *Instance) Run(ctx context.Context) error {
+	var g app.Group
+	if i.consumer != nil {
+		g.Add(i.svc.Name+" consumer", i.consumer.Run)
+	}
+	if i.outbox != nil {
+		g.Add(i.svc.Name+" outbox", i.outbox.Run)
+	}
+	g.Add(i.svc.Name+" partitions", i.keepPartitions)
+	err := g.Run(ctx)
+	if i.writer != nil {
+		if cerr := i.writer.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("%s: close the edge writer: %w", i.svc.Name, cerr)
+		}
+	}
+	return err
+}
+
+// ensurePartitions creates the missing monthly partitions of every partitioned table of the schema,
+// from the first month of the archive to partitionsAhead months past now.
+func (i *Instance) ensurePartitions(ctx context.Context) error {
+	tables, err := pg.PartitionedTables(ctx, i.rt.Pool, i.schema)
+	if err != nil {
+		return err
+	}
+	to := i.rt.Now().UTC().AddDate(0, partitionsAhead, 0)
+	for _, t := range tables {
+		if err := pg.EnsureMonthlyPartitions(ctx, i.rt.Pool, t, partitionsFrom, to); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keepPartitions runs the upkeep every partitionUpkeep; a failure is reported through Ready and
+// retried, not fatal, because months ahead already exist.
+func (i *Instance) keepPartitions(ctx context.Context) error {
+	t := time.NewTicker(partitionUpkeep)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			err := i.ensurePartitions(ctx)
+			if err != nil && ctx.Err() == nil {
+				i.logger.Warn("partition upkeep failed", "err", err)
+			}
+			i.mu.Lock()
+			i.partitions = err
+			i.mu.Unlock()
+		}
+	}
+}

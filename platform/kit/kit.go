@@ -1,0 +1,72 @@
+// Package kit runs a tidemark service from its declaration. A service is its records, its SQL and its
+// routes: it declares its name, its schema's migrations, the topics it consumes (a sink each), its
+// event-table series, its custom routes and the edge topics it publishes, and the kit does the rest:
+// configuration from the environment, migrations, monthly partitions, the consumer, the outbox
+// publisher, the public and internal listeners, readiness, metrics, traces and graceful shutdown.
+//
+//	func main() { kit.Main(service.Service(service.Config{})) }
+package kit
+
+import (
+	"io/fs"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/tidemark/tidemark/platform/app"
+	"github.com/tidemark/tidemark/platform/httpapi"
+	"github.com/tidemark/tidemark/platform/ingest"
+	"github.com/tidemark/tidemark/platform/series"
+)
+
+// Service declares one deployable.
+type Service struct {
+	// Name names the service in logs and metrics (the service label), its Kafka consumer group and,
+	// unless Schema says otherwise, its Postgres schema.
+	Name string
+	// Schema is the service's own Postgres schema (default Name); it reads and writes no other.
+	Schema string
+	// Migrations are the schema's SQL files, applied once each in name order at start-up, under an
+	// advisory lock so that replicas can start together. Every range-partitioned table they create
+	// is an event table partitioned by month on ts, whose partitions the kit keeps ahead.
+	Migrations fs.FS
+	// Prefixes are the public path prefixes the service answers ("/market/"): the edge's routing
+	// table (the dev stack's router, the chart's Ingress) is made of them.
+	Prefixes []string
+	// Publishes are the edge topics the service writes through its outbox.
+	Publishes []string
+	// Config is the service's own configuration, read from the environment with the kit's before
+	// anything is built, and validated with it; nil when it has none.
+	Config Config
+	// Build makes the service's parts, once its configuration is read and its schema migrated.
+	Build func(d Deps) (Parts, error)
+}
+
+// Config is a component's configuration: RegisterEnv sets every field from its TIDEMARK_* variable
+// (the default when unset), and Validate reports every value out of range, naming its variable.
+type Config interface {
+	RegisterEnv(e *app.Env)
+	Validate() error
+}
+
+// Deps are what a service's parts are built on.
+type Deps struct {
+	// Schema is the service's schema, to qualify its tables in SQL.
+	Schema string
+	Pool   *pgxpool.Pool
+	// Now is the data's clock: the present for rolling windows, dated ranges and what is recent.
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Parts are what a service is made of.
+type Parts struct {
+	// Sinks are the topics it consumes, a sink each; none: it runs no consumer.
+	Sinks []ingest.Sink
+	// Series are its event-table series: each gives its rolling and dated routes, and an export
+	// stream on the internal port when it declares one.
+	Series []series.Series
+	// Routes registers its other public routes; nil: none.
+	Routes func(api *httpapi.API)
+}

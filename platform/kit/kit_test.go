@@ -1,0 +1,288 @@
+package kit_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/platform/exportstream"
+	"github.com/tidemark/tidemark/platform/ingest"
+	"github.com/tidemark/tidemark/platform/kit"
+	"github.com/tidemark/tidemark/platform/kit/kittest"
+	"github.com/tidemark/tidemark/platform/pg/pglocal"
+	"github.com/tidemark/tidemark/platform/pg/pgtest"
+	"github.com/tidemark/tidemark/platform/series"
+)
+
+var pgServer *pglocal.Server
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, &pgServer)) }
+
+// toy is a whole service in one declaration: it stores the deposits of protocol.deposits by account
+// and serves them as a series with its rolling, dated, CSV and export routes.
+func toy(name string) kit.Service {
+	return kit.Service{
+		Name:     name,
+		Prefixes: []string{"/" + name + "/"},
+		Migrations: fstest.MapFS{"001_deposits.sql": {Data: []byte(`
+CREATE TABLE deposits (
+	ts bigint NOT NULL, tx_sig text NOT NULL, tx_sig_index int NOT NULL, account text NOT NULL, record json NOT NULL,
+	PRIMARY KEY (account, ts, tx_sig, tx_sig_index)
+) PARTITION BY RANGE (ts);`)}},
+		Build: func(d kit.Deps) (kit.Parts, error) {
+			table := ingest.Table[ingest.Event[*events.Deposit]]{
+				Name:    d.Schema + ".deposits",
+				Columns: []string{"ts", "tx_sig", "tx_sig_index", "account", "record"},
+				Key:     []string{"account", "ts", "tx_sig", "tx_sig_index"},
+				Row: func(e ingest.Event[*events.Deposit]) []any {
+					return []any{e.Record.Ts, e.Record.TxSig, e.Record.TxSigIndex, e.Record.User, e.JSON}
+				},
+			}
+			return kit.Parts{
+				Sinks: []ingest.Sink{ingest.Records(events.TopicDeposits, func(ctx context.Context, tx pgx.Tx, evs []ingest.Event[*events.Deposit]) error {
+					_, err := table.Insert(ctx, tx, evs)
+					return err
+				})},
+				Series: []series.Series{{
+					Name: "deposits", Table: "deposits", Path: "/" + name + "/{account}/deposits",
+					Dated: "/" + name + "/{account}/deposits/{year}/{month}", Where: []string{"account = @account"},
+					Record: series.LayoutOf[events.Deposit](),
+					Export: &series.Export{FileType: "deposits", Accounts: "account = ANY(@accounts)"},
+				}},
+			}, nil
+		},
+	}
+}
+
+// TestAServiceIsItsDeclaration: from one series declaration a service gets its rolling route (newest
+// first, paged by token), its dated route (JSON and CSV) and its export stream, fed by its sink.
+func TestAServiceIsItsDeclaration(t *testing.T) {
+	s := kittest.Start(t, pgServer, kittest.Options{}, toy("toy"))
+	day := kittest.At("2026-11-18T10:00:00Z")
+	var recs []events.Record
+	for i := range 30 {
+		d := kittest.Deposit(kittest.USDC, day+int64(i)*60, i+1, false)
+		if i%5 == 0 {
+			d.User = kittest.Key(7) // another account's
+		}
+		recs = append(recs, d)
+	}
+	s.Ingest(t, kittest.Encode(t, events.TopicDeposits, recs...)...)
+	account := kittest.Key(6)
+
+	get := func(path string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		if rec.Code != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, rec.Code, rec.Body)
+		}
+		return rec
+	}
+	type page struct {
+		Records []events.Deposit `json:"records"`
+		Meta    struct {
+			NextPage     any `json:"nextPage"`
+			TotalRecords int `json:"totalRecords"`
+		} `json:"meta"`
+	}
+	// Rolling: 20 newest first, then the rest.
+	var first, second page
+	if err := json.Unmarshal(get("/toy/"+account+"/deposits").Body.Bytes(), &first); err != nil {
+		t.Fatal(err)
+	}
+	tok, _ := first.Meta.NextPage.(string)
+	if len(first.Records) != 20 || tok == "" || first.Records[0].DepositRecordID != "30" {
+		t.Fatalf("first page: %d records, next %v", len(first.Records), first.Meta.NextPage)
+	}
+	if err := json.Unmarshal(get("/toy/"+account+"/deposits?page="+tok).Body.Bytes(), &second); err != nil {
+		t.Fatal(err)
+	}
+	if len(second.Records) != 4 || second.Meta.NextPage != nil || second.Records[3].DepositRecordID != "2" {
+		t.Fatalf("second page: %+v", second)
+	}
+	// A token is bound to its scope.
+	other := httptest.NewRecorder()
+	s.Handler().ServeHTTP(other, httptest.NewRequest(http.MethodGet, "/toy/"+kittest.Key(7)+"/deposits?page="+tok, nil))
+	if other.Code != http.StatusBadRequest {
+		t.Fatalf("token of another account: %d", other.Code)
+	}
+	// Dated, JSON and CSV.
+	var dated page
+	if err := json.Unmarshal(get("/toy/"+account+"/deposits/2026/11").Body.Bytes(), &dated); err != nil {
+		t.Fatal(err)
+	}
+	if dated.Meta.TotalRecords != 24 || len(dated.Records) != 20 || dated.Records[0].DepositRecordID != "2" {
+		t.Fatalf("dated: %+v", dated.Meta)
+	}
+	rec := get("/toy/" + account + "/deposits/2026/11?format=csv")
+	rows, err := csv.NewReader(rec.Body).ReadAll()
+	if err != nil || len(rows) != 21 || rows[0][0] != "ts" {
+		t.Fatalf("dated CSV: %d rows, %v", len(rows), err)
+	}
+	if cd := rec.Header().Get("Content-Disposition"); cd != `attachment; filename="toy-`+account+`-deposits-2026-11.csv"` {
+		t.Fatalf("Content-Disposition %q", cd)
+	}
+	// The export stream: the accounts' records of the range, with the record count.
+	srv := s.InternalServer(t, "toy")
+	resp, err := http.Get(fmt.Sprintf("%s%sdeposits?from=%d&to=%d&accounts=%s,%s", srv.URL, exportstream.PathPrefix, day, day+600, account, kittest.Key(7)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := kittest.ReadAll(t, resp.Body)
+	resp.Body.Close()
+	rows, err = csv.NewReader(bytes.NewReader(body)).ReadAll()
+	if err != nil || resp.StatusCode != 200 || len(rows) != 12 || resp.Trailer.Get(exportstream.RecordCountTrailer) != "11" {
+		t.Fatalf("export: %d, %d rows, trailer %q, %v", resp.StatusCode, len(rows), resp.Trailer.Get(exportstream.RecordCountTrailer), err)
+	}
+}
+
+// syncBuffer is a log destination for several goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestTwoServicesInOneProcess: as in the dev stack, two services share one registry and one logger;
+// their metrics are told apart by the service label and every log line names its service once.
+func TestTwoServicesInOneProcess(t *testing.T) {
+	var logs syncBuffer
+	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	s := kittest.Start(t, pgServer, kittest.Options{Logger: logger}, toy("a"), toy("b"))
+	s.Ingest(t, kittest.Encode(t, events.TopicDeposits, kittest.Deposit(kittest.USDC, kittest.At("2026-11-18T10:00:00Z"), 1, false))...)
+	for _, name := range []string{"a", "b"} {
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/"+name+"/"+kittest.Key(6)+"/deposits", nil))
+		if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"depositRecordId":"1"`) {
+			t.Fatalf("%s: %d %s", name, rec.Code, rec.Body)
+		}
+	}
+	mfs, err := s.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a", "b"} {
+		if v := metricValue(mfs, "tidemark_ingest_messages_total", map[string]string{"service": name, "topic": events.TopicDeposits}); v != 1 {
+			t.Errorf("service %s counted %v messages, want 1", name, v)
+		}
+		if v := metricValue(mfs, "tidemark_http_request_seconds", map[string]string{"service": name, "code": "200"}); v != 1 {
+			t.Errorf("service %s observed %v requests, want 1", name, v)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	if len(lines) < 2 {
+		t.Fatalf("%d log lines", len(lines))
+	}
+	for _, l := range lines {
+		if n := strings.Count(l, `"service":`); n != 1 {
+			t.Errorf("%d service keys in %s", n, l)
+		}
+	}
+}
+
+func metricValue(mfs []*dto.MetricFamily, name string, labels map[string]string) float64 {
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	next:
+		for _, m := range mf.GetMetric() {
+			got := map[string]string{}
+			for _, l := range m.GetLabel() {
+				got[l.GetName()] = l.GetValue()
+			}
+			for k, v := range labels {
+				if got[k] != v {
+					continue next
+				}
+			}
+			switch {
+			case m.Counter != nil:
+				return m.GetCounter().GetValue()
+			case m.Histogram != nil:
+				return float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	return -1
+}
+
+// TestBadConfigurationStopsTheStart: a value that does not parse or is out of range stops the
+// service before it opens anything, with the variable's name.
+func TestBadConfigurationStopsTheStart(t *testing.T) {
+	good := map[string]string{
+		"TIDEMARK_PG_URL": "postgres://nobody@127.0.0.1:1/x", "TIDEMARK_KAFKA_BROKERS": "127.0.0.1:1",
+		"TIDEMARK_PAGE_KEY": strings.Repeat("k", 32),
+	}
+	tests := []struct {
+		vars map[string]string
+		want []string
+	}{
+		{map[string]string{"TIDEMARK_INGEST_WRITERS": "lots"}, []string{`TIDEMARK_INGEST_WRITERS="lots": want an integer`}},
+		{map[string]string{"TIDEMARK_INGEST_WRITERS": "0"}, []string{"TIDEMARK_INGEST_WRITERS must be 1..16, got 0"}},
+		{map[string]string{"TIDEMARK_INGEST_BATCH_WAIT": "soon"}, []string{"TIDEMARK_INGEST_BATCH_WAIT"}},
+		{map[string]string{"TIDEMARK_PG_POOL_SIZE": "4", "TIDEMARK_INGEST_WRITERS": "8"}, []string{"TIDEMARK_PG_POOL_SIZE 4 leaves too few"}},
+		{map[string]string{"TIDEMARK_EXPORT_CONCURRENCY": "1000", "TIDEMARK_OUTBOX_BATCH_SIZE": "-1"},
+			[]string{"TIDEMARK_EXPORT_CONCURRENCY must be 1..64", "TIDEMARK_OUTBOX_BATCH_SIZE must be 1..10000"}},
+		{map[string]string{"TIDEMARK_PG_URL": "", "TIDEMARK_KAFKA_BROKERS": ""}, []string{"TIDEMARK_PG_URL is required", "TIDEMARK_KAFKA_BROKERS is required"}},
+	}
+	for _, tt := range tests {
+		vars := map[string]string{}
+		for k, v := range good {
+			vars[k] = v
+		}
+		for k, v := range tt.vars {
+			vars[k] = v
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := kit.Run(ctx, toy("toy"), kittest.Env(vars))
+		cancel()
+		if err == nil {
+			t.Fatalf("%v: started", tt.vars)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%v: %v, want %q", tt.vars, err, w)
+			}
+		}
+		if strings.Contains(err.Error(), "ping") {
+			t.Errorf("%v: it tried to connect: %v", tt.vars, err)
+		}
+	}
+	names := map[string]bool{}
+	for _, v := range kit.Variables(toy("toy")) {
+		names[v.Name] = true
+	}
+	for _, n := range []string{"TIDEMARK_PG_URL", "TIDEMARK_PG_POOL_SIZE", "TIDEMARK_INGEST_WRITERS", "TIDEMARK_INGEST_BATCH_SIZE",
+		"TIDEMARK_OUTBOX_BATCH_SIZE", "TIDEMARK_EXPORT_CONCURRENCY", "TIDEMARK_PAGE_KEY", "TIDEMARK_PUBLIC_ADDR"} {
+		if !names[n] {
+			t.Errorf("Variables lacks %s", n)
+		}
+	}
+}

@@ -1,0 +1,136 @@
+package kittest
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidemark/tidemark/platform/events"
+)
+
+// Market is a market of the builders.
+type Market struct {
+	Symbol string
+	Index  int
+	Type   events.MarketType
+}
+
+// The markets tests use.
+var (
+	SOLPerp = Market{"SOL-PERP", 0, events.MarketTypePerp}
+	BTCPerp = Market{"BTC-PERP", 1, events.MarketTypePerp}
+	BetMkt  = Market{"TRUMP-WIN-2028-BET", 3, events.MarketTypePerp}
+	USDC    = Market{"USDC", 0, events.MarketTypeSpot}
+	SOLSpot = Market{"SOL", 1, events.MarketTypeSpot}
+)
+
+// Sig is a transaction signature, distinct per prefix (its first five characters) and n.
+func Sig(prefix string, n int) string { return fmt.Sprintf("%s%083d", prefix[:5], n) }
+
+// Key is the public key of test account i: base58 of 32 bytes, readable ("Acct1111...12"), distinct
+// per i.
+func Key(i int) string {
+	return "Acct" + strings.Map(func(r rune) rune { return rune("123456789A"[r-'0']) }, fmt.Sprintf("%040d", i))
+}
+
+// At is the unix time of an RFC 3339 timestamp.
+func At(s string) int64 {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return t.Unix()
+}
+
+// Fill is a fill of base (1e9) for quote (1e6) at ts with fill record id id: taker Key(2) long, maker
+// Key(3) short, filler Key(1).
+func Fill(m Market, ts int64, id int, quote, base, oracle int64) *events.Fill {
+	return &events.Fill{
+		Ts: ts, TxSig: Sig("fills", id), TxSigIndex: id % 3, Slot: 300_000_000 + ts,
+		FillerReward: "0", BaseAssetAmountFilled: events.NewAmount(base), QuoteAssetAmountFilled: events.NewAmount(quote),
+		TakerFee: events.NewAmount(quote * 35 / 100_000), MakerRebate: events.NewAmount(quote / 100_000), ReferrerReward: "0",
+		QuoteAssetAmountSurplus: "0", TakerOrderBaseAssetAmount: events.NewAmount(base),
+		TakerOrderCumulativeBaseAssetAmountFilled: events.NewAmount(base), TakerOrderCumulativeQuoteAssetAmountFilled: events.NewAmount(quote),
+		MakerOrderBaseAssetAmount: events.NewAmount(base), MakerOrderCumulativeBaseAssetAmountFilled: events.NewAmount(base),
+		MakerOrderCumulativeQuoteAssetAmountFilled: events.NewAmount(quote), OraclePrice: events.NewAmount(oracle),
+		MakerFee: events.NewAmount(-quote / 100_000), Action: events.ActionFill, ActionExplanation: events.ExplanationOrderFilledWithMatch,
+		MarketIndex: m.Index, MarketType: m.Type, Filler: Key(1), FillRecordID: strconv.Itoa(id),
+		Taker: Key(2), TakerOrderID: strconv.Itoa(10_000 + id), TakerOrderDirection: events.DirectionLong,
+		Maker: Key(3), MakerOrderID: strconv.Itoa(20_000 + id), MakerOrderDirection: events.DirectionShort,
+		SpotFulfillmentMethodFee: "0", MarketFilter: events.MarketFilter(m.Type, m.Symbol), Symbol: m.Symbol,
+	}
+}
+
+// FundingRate is market m's funding rate record id at ts.
+func FundingRate(m Market, ts int64, id int) *events.FundingRate {
+	return &events.FundingRate{
+		Ts: ts, TxSig: Sig("fundr", id), TxSigIndex: 0, Slot: 300_000_000 + ts, MarketIndex: m.Index, RecordID: strconv.Itoa(id),
+		Symbol: m.Symbol, FundingRate: "1250", FundingRateLong: "1250", FundingRateShort: "-1250",
+		CumulativeFundingRateLong: events.NewAmount(int64(id) * 1250), CumulativeFundingRateShort: events.NewAmount(-int64(id) * 1250),
+		OraclePriceTwap: "150000000", MarkPriceTwap: "150100000", PeriodRevenue: "1000", BaseAssetAmountWithAmm: "5000000000",
+		BaseAssetAmountWithUnsettledLp: "0",
+	}
+}
+
+// InsuranceFund is a movement of spot market m's insurance fund at ts.
+func InsuranceFund(m Market, ts int64, id int) *events.InsuranceFund {
+	return &events.InsuranceFund{
+		Ts: ts, TxSig: Sig("insfd", id), Slot: 300_000_000 + ts, SpotMarketIndex: m.Index, PerpMarketIndex: 0,
+		UserIfFactor: 0.5, TotalIfFactor: 1, Symbol: m.Symbol, VaultAmountBefore: "1000000", InsuranceVaultAmountBefore: "2000000",
+		TotalIfSharesBefore: "100", TotalIfSharesAfter: "100", Amount: "500",
+	}
+}
+
+// IFStake is a stake of wallet Key(9) in spot market m's insurance fund; withSymbol names the market.
+func IFStake(m Market, ts int64, id int, withSymbol bool) *events.IFStake {
+	r := &events.IFStake{
+		Ts: ts, TxSig: Sig("ifstk", id), Slot: 300_000_000 + ts, MarketIndex: m.Index, Amount: "1000000",
+		UserAuthority: Key(9), Action: events.IFStakeActionStake, IfSharesBefore: "0", UserIfSharesBefore: "0",
+		TotalIfSharesBefore: "100", IfSharesAfter: "10", UserIfSharesAfter: "10", TotalIfSharesAfter: "110",
+		InsuranceVaultAmountBefore: "2000000",
+	}
+	if withSymbol {
+		r.Symbol = m.Symbol
+	}
+	return r
+}
+
+// Swap is account Key(4) swapping out for in at ts.
+func Swap(in, out Market, ts int64, id int) *events.Swap {
+	return &events.Swap{
+		Ts: ts, TxSig: Sig("swaps", id), Slot: 300_000_000 + ts, User: Key(4), OutMarketIndex: out.Index, InMarketIndex: in.Index,
+		AmountOut: "1000000000", AmountIn: "150000000", OutOraclePrice: "150000000", InOraclePrice: "1000000", Fee: "1000",
+		InSymbol: in.Symbol, OutSymbol: out.Symbol,
+	}
+}
+
+// Deposit is account Key(6) (wallet Key(5)) depositing into spot market m at ts, a reward when reward.
+func Deposit(m Market, ts int64, id int, reward bool) *events.Deposit {
+	expl := events.DepositExplanationNone
+	if reward {
+		expl = events.DepositExplanationReward
+	}
+	return &events.Deposit{
+		Ts: ts, TxSig: Sig("depos", id), Slot: 300_000_000 + ts, Amount: "5000000", OraclePrice: "1000000",
+		MarketDepositBalance: "1000000000", MarketWithdrawBalance: "0", MarketCumulativeDepositInterest: "10000000000",
+		MarketCumulativeBorrowInterest: "10000000000", TotalDepositsAfter: "5000000", TotalWithdrawsAfter: "0",
+		DepositRecordID: strconv.Itoa(id), UserAuthority: Key(5), User: Key(6), Direction: events.DepositDirectionDeposit,
+		Explanation: expl, MarketIndex: m.Index, Symbol: m.Symbol,
+	}
+}
+
+// Encode encodes recs for topic, failing the test on an invalid record.
+func Encode(t testing.TB, topic string, recs ...events.Record) []events.Message {
+	t.Helper()
+	out := make([]events.Message, 0, len(recs))
+	for _, r := range recs {
+		m, err := events.Encode(topic, r)
+		if err != nil {
+			t.Fatalf("encode %T: %v", r, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
