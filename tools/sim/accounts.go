@@ -52,7 +52,7 @@ const b58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
 // base58 encodes b (big-endian) without leading-zero handling: callers set a high top byte so the
 // length is fixed (32 bytes -> 44 chars, 64 bytes -> 88 chars). It divides 32-bit limbs by 58^5 to
-// take five digits per pass, since signatures are drawn for every transaction.
+// take five digits per pass.
 func base58(b []byte) string {
 	const chunk = 58 * 58 * 58 * 58 * 58
 	limbs := make([]uint32, (len(b)+3)/4)
@@ -93,12 +93,22 @@ func pubkey(rng *rand.Rand) string {
 	return base58(b[:])
 }
 
-// signature draws an 88-character base58 transaction signature.
+// signature draws an 88-character base58 transaction signature. One is drawn for every transaction,
+// so rather than encoding 64 random bytes it draws the digits: a first digit of 2..4 and 87 free
+// ones make a number in [2*58^87, 5*58^87), inside [2^510, 2^512), so the string still decodes to 64
+// bytes.
 func signature(rng *rand.Rand) string {
-	var b [64]byte
-	fill(rng, b[:])
-	b[0] |= 0x40 // >= 2^510 > 58^87: always 88 characters
-	return base58(b[:])
+	var b [88]byte
+	b[0] = b58[2+rng.IntN(3)]
+	for i := 1; i < len(b); i += 9 {
+		// 58^9 divides 2^64 into about 2500 whole runs: nine digits of a draw are uniform to 2^-11.
+		v := rng.Uint64()
+		for j := i; j < min(i+9, len(b)); j++ {
+			b[j] = b58[v%58]
+			v /= 58
+		}
+	}
+	return string(b[:])
 }
 
 func fill(rng *rand.Rand, b []byte) {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math/big"
+	"strings"
 	"testing"
 )
 
@@ -34,5 +35,30 @@ func TestBase58MatchesReference(t *testing.T) {
 		if k := pubkey(rng); len(k) != 44 {
 			t.Fatalf("pubkey %s has %d characters", k, len(k))
 		}
+	}
+}
+
+func TestSignaturesDecodeTo64Bytes(t *testing.T) {
+	rng := newRand(1, 98, 0)
+	low := new(big.Int).Lsh(big.NewInt(1), 510)
+	high := new(big.Int).Lsh(big.NewInt(1), 512)
+	seen := map[string]bool{}
+	for range 2000 {
+		s := signature(rng)
+		n := new(big.Int)
+		for i := range len(s) {
+			d := strings.IndexByte(b58, s[i])
+			if d < 0 {
+				t.Fatalf("signature %s: %q is not a base58 digit", s, s[i])
+			}
+			n.Mul(n, big.NewInt(58)).Add(n, big.NewInt(int64(d)))
+		}
+		if len(s) != 88 || n.Cmp(low) < 0 || n.Cmp(high) >= 0 || seen[s] {
+			t.Fatalf("signature %s: %d characters, outside [2^510, 2^512) or repeated", s, len(s))
+		}
+		if base58(n.FillBytes(make([]byte, 64))) != s {
+			t.Fatalf("signature %s does not round-trip through 64 bytes", s)
+		}
+		seen[s] = true
 	}
 }

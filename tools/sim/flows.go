@@ -24,16 +24,19 @@ const (
 	liquidationsPerFill = 1.0 / 500
 
 	// messagesPerFill is the mean number of messages the minute flows emit per fill: a fill with its
-	// order and place action (3), a placed-then-cancelled order (3), and one per other event.
-	messagesPerFill = 3 + 3*cancelsPerFill + depositsPerFill + rewardsPerFill + swapsPerFill + settlesPerFill +
-		perpLPPerFill + ifStakesPerFill + lpMintPerFill + liquidationsPerFill
+	// share of orders and order actions (tradeMessagesPerFill), a placed-then-cancelled order (3), an
+	// expired order (3), and one per other event.
+	messagesPerFill = tradeMessagesPerFill + 3*cancelsPerFill + 3*expiresPerFill + depositsPerFill + rewardsPerFill +
+		swapsPerFill + settlesPerFill + perpLPPerFill + ifStakesPerFill + lpMintPerFill + liquidationsPerFill
 )
 
 // Id spaces inside a minute: ids are minute*100000 + offset, so they grow with time across runs.
+// Taker and maker orders take at most one id per fill each.
 const (
 	takerOrderIDs  = 0
 	makerOrderIDs  = 40000
-	cancelOrderIDs = 80000
+	cancelOrderIDs = 80000 // placed-then-cancelled orders
+	expireOrderIDs = 95000 // expired market orders
 	idsPerMinute   = 100000
 )
 
@@ -43,6 +46,24 @@ type minuteGen struct {
 	m     int64 // minutes since the epoch
 	start int64 // unix seconds
 	items []item
+
+	oracles [][60]events.Amount // oraclePrice's, per market and second
+}
+
+// oraclePrice is the oracle price of a market at ts in the minute, as records carry it.
+func (g *minuteGen) oraclePrice(spec *marketSpec, ts int64) events.Amount {
+	sec := ts - g.start
+	if sec < 0 || sec >= 60 {
+		return amt(priceInt(g.s.oracle(spec, ts)))
+	}
+	if g.oracles == nil {
+		g.oracles = make([][60]events.Amount, len(g.s.markets))
+	}
+	p := &g.oracles[spec.pos][sec]
+	if *p == "" {
+		*p = amt(priceInt(g.s.oracle(spec, ts)))
+	}
+	return *p
 }
 
 func (g *minuteGen) add(ts int64, topic string, rec events.Record) {
@@ -127,171 +148,39 @@ func tradeSize(rng *rand.Rand, spec *marketSpec, price float64) int64 {
 
 func amt(v int64) events.Amount { return events.NewAmount(v) }
 
-func (g *minuteGen) fills() {
-	s := g.s
-	rng := g.rng(streamFills)
-	n := min(g.count(rng, 1), maxFillsPerMinute)
-	seq := make([]int, len(s.markets))
-	for k, ts := range g.seconds(rng, n) {
-		i := s.pickTraded(rng)
-		seq[i]++
-		g.fill(rng, ts, &s.markets[i], k, g.id(seq[i]))
-	}
-}
-
-// fill emits one trade with the taker's order and place action. AMM and external (OpenBook) fills
-// are placeAndTake transactions of the taker; matches are filled by a keeper in a later transaction.
-func (g *minuteGen) fill(rng *rand.Rand, ts int64, spec *marketSpec, k int, fillID string) {
-	s := g.s
-	taker := s.pop.pick(rng)
-	dir, opp, sign := direction(rng.IntN(2) == 0)
-	oracle := s.oracle(spec, ts)
-	px := tradePrice(spec, oracle*(1+sign*0.0002+0.0003*rng.NormFloat64()))
-	pxInt := priceInt(px)
-	base := tradeSize(rng, spec, px)
-	quote := max(1, mulDiv(base, pxInt, events.BasePrecision))
-	takerFee := quote * 35 / 100000
-
-	explanation := events.ExplanationOrderFilledWithMatch
-	switch r := rng.Float64(); {
-	case spec.Type == events.MarketTypeSpot && r >= 0.75:
-		explanation = events.ExplanationOrderFilledWithOpenbookV2
-	case spec.Type == events.MarketTypeSpot:
-	case r >= 0.92:
-		explanation = events.ExplanationOrderFilledWithMatchJit
-	case r >= 0.8:
-		explanation = events.ExplanationOrderFilledWithAmmJit
-	case r >= 0.6:
-		explanation = events.ExplanationOrderFilledWithAmm
-	}
-	hasMaker := explanation != events.ExplanationOrderFilledWithAmm &&
-		explanation != events.ExplanationOrderFilledWithOpenbookV2
-
-	orderBase := base
-	if rng.Float64() < 0.2 {
-		orderBase = roundStep(float64(base)*(1.2+2*rng.Float64()), spec.step)
-	}
-	takerOrderID := g.id(takerOrderIDs + k)
-	f := &events.Fill{
-		Ts: ts, FillerReward: "0", BaseAssetAmountFilled: amt(base), QuoteAssetAmountFilled: amt(quote),
-		TakerFee: amt(takerFee), MakerRebate: "0", ReferrerReward: "0", QuoteAssetAmountSurplus: "0",
-		TakerOrderBaseAssetAmount: amt(orderBase), TakerOrderCumulativeBaseAssetAmountFilled: amt(base),
-		TakerOrderCumulativeQuoteAssetAmountFilled: amt(quote), MakerOrderBaseAssetAmount: "0",
-		MakerOrderCumulativeBaseAssetAmountFilled: "0", MakerOrderCumulativeQuoteAssetAmountFilled: "0",
-		OraclePrice: amt(priceInt(oracle)), MakerFee: "0", Action: events.ActionFill,
-		ActionExplanation: explanation, MarketIndex: spec.Index, MarketType: spec.Type, Filler: taker.User,
-		FillRecordID: fillID, Taker: taker.User, TakerOrderID: takerOrderID, TakerOrderDirection: dir,
-		SpotFulfillmentMethodFee: "0", MarketFilter: spec.Filter(), Symbol: spec.Symbol,
-	}
-	if hasMaker {
-		maker := s.pop.counterparty(rng, taker)
-		rebate := quote * 2 / 100000
-		makerBase := roundStep(float64(base)*(1+3*rng.Float64()), spec.step)
-		f.Maker, f.MakerOrderID, f.MakerOrderDirection = maker.User, g.id(makerOrderIDs+k), opp
-		f.MakerRebate, f.MakerFee = amt(rebate), amt(-rebate)
-		f.MakerOrderBaseAssetAmount = amt(makerBase)
-		f.MakerOrderCumulativeBaseAssetAmountFilled = amt(base)
-		f.MakerOrderCumulativeQuoteAssetAmountFilled = amt(quote)
-		f.Filler = s.pop.fillers[rng.IntN(len(s.pop.fillers))]
-		f.FillerReward = amt(takerFee / 10)
-	}
-	if taker.Referrer != "" {
-		f.ReferrerReward = amt(takerFee / 20)
-	}
-	switch explanation {
-	case events.ExplanationOrderFilledWithAmm:
-		f.QuoteAssetAmountSurplus = amt(quote / 20000)
-	case events.ExplanationOrderFilledWithOpenbookV2:
-		f.SpotFulfillmentMethodFee = amt(max(1, quote/10000))
-	}
-
-	// The taker's order: placed in the fill's transaction, or up to a few seconds before it.
-	placedAt, fillSig := ts, signature(rng)
-	placeSig, placeSlot := fillSig, slotAt(ts)+rng.Int64N(2)
-	f.TxSig, f.Slot, f.TxSigIndex = fillSig, placeSlot, 2
-	if hasMaker {
-		placedAt = max(g.start, ts-rng.Int64N(4))
-		placeSig, placeSlot = signature(rng), slotAt(placedAt)+rng.Int64N(2)
-		f.Slot, f.TxSigIndex = max(placeSlot, slotAt(ts)+rng.Int64N(2)), 0
-	}
-	market := rng.Float64() < 0.85
-	o := &events.Order{
-		Ts: placedAt, TxSig: placeSig, TxSigIndex: 0, Slot: placeSlot, User: taker.User,
-		Status: events.OrderStatusFilled, OrderType: events.OrderTypeLimit, MarketType: spec.Type,
-		MarketFilter: spec.Filter(), OrderID: takerOrderID, MarketIndex: spec.Index, Price: amt(pxInt),
-		BaseAssetAmount: amt(orderBase), QuoteAssetAmount: "0", BaseAssetAmountFilled: amt(base),
-		QuoteAssetAmountFilled: amt(quote), Direction: dir, ReduceOnly: rng.Float64() < 0.05, TriggerPrice: "0",
-		TriggerCondition: events.TriggerAbove, ExistingPositionDirection: []string{dir, opp}[rng.IntN(2)],
-		OraclePriceOffset: "0", AuctionStartPrice: "0", AuctionEndPrice: "0", Symbol: spec.Symbol,
-		LastUpdatedTs: ts, LastActionStatus: events.LastActionFilled, LastActionExplanation: explanation,
-		CumulativeFee: amt(takerFee),
-	}
-	if market {
-		o.OrderType, o.AuctionDuration, o.MaxTs = events.OrderTypeMarket, 10, placedAt+30
-		o.AuctionStartPrice = amt(moved(tradePrice(spec, oracle), -sign*0.001))
-		o.AuctionEndPrice = amt(moved(tradePrice(spec, oracle), sign*0.005))
-		o.Price = o.AuctionEndPrice
-	}
-	if orderBase != base {
-		o.Status, o.LastActionStatus = events.OrderStatusOpen, events.LastActionPartialFill
-	}
-	place := &events.OrderAction{
-		Ts: placedAt, TxSig: placeSig, TxSigIndex: 1, Slot: placeSlot, Action: events.ActionPlace,
-		ActionExplanation: events.ExplanationNone, MarketIndex: spec.Index, MarketType: spec.Type,
-		Taker: taker.User, TakerOrderID: takerOrderID, TakerOrderDirection: dir,
-		TakerOrderBaseAssetAmount: amt(orderBase), TakerOrderCumulativeBaseAssetAmountFilled: "0",
-		TakerOrderCumulativeQuoteAssetAmountFilled: "0", OraclePrice: amt(priceInt(oracle)),
-		MarketFilter: spec.Filter(), User: taker.User, Symbol: spec.Symbol,
-	}
-	g.add(placedAt, events.TopicOrders, o)
-	g.add(placedAt, events.TopicOrderActions, place)
-	g.add(ts, events.TopicFills, f)
-}
-
 // cancels emits post-only limit orders that are placed and cancelled within the minute.
 func (g *minuteGen) cancels() {
 	s := g.s
 	rng := g.rng(streamCancels)
-	n := min(g.count(rng, cancelsPerFill), idsPerMinute-cancelOrderIDs)
+	n := min(g.count(rng, cancelsPerFill), expireOrderIDs-cancelOrderIDs)
 	for k := range n {
 		placedAt := g.start + rng.Int64N(50)
 		cancelledAt := placedAt + 1 + rng.Int64N(9)
 		spec := &s.markets[s.pickTraded(rng)]
 		user := s.pop.pick(rng)
-		dir, _, sign := direction(rng.IntN(2) == 0)
+		long := rng.IntN(2) == 0
+		dir, _, sign := direction(long)
 		oracle := s.oracle(spec, placedAt)
 		px := tradePrice(spec, oracle*(1-sign*(0.01+0.02*rng.Float64())))
 		base := tradeSize(rng, spec, px)
-		orderID := g.id(cancelOrderIDs + k)
+		ref := &orderRef{spec: spec, user: user.User, id: g.id(cancelOrderIDs + k), long: long, postOnly: true, size: amt(base)}
 		placeSig, cancelSig := signature(rng), signature(rng)
 		placeSlot := slotAt(placedAt) + rng.Int64N(2)
 		cancelSlot := slotAt(cancelledAt) + rng.Int64N(2)
 		g.add(placedAt, events.TopicOrders, &events.Order{
 			Ts: placedAt, TxSig: placeSig, Slot: placeSlot, User: user.User, Status: events.OrderStatusCanceled,
-			OrderType: events.OrderTypeLimit, MarketType: spec.Type, MarketFilter: spec.Filter(), OrderID: orderID,
-			MarketIndex: spec.Index, Price: amt(priceInt(px)), BaseAssetAmount: amt(base), QuoteAssetAmount: "0",
+			OrderType: events.OrderTypeLimit, MarketType: spec.Type, MarketFilter: spec.Filter(), OrderID: ref.id,
+			MarketIndex: spec.Index, Price: amt(priceInt(px)), BaseAssetAmount: ref.size, QuoteAssetAmount: "0",
 			BaseAssetAmountFilled: "0", QuoteAssetAmountFilled: "0", Direction: dir, TriggerPrice: "0",
 			TriggerCondition: events.TriggerAbove, ExistingPositionDirection: dir, PostOnly: true,
 			OraclePriceOffset: "0", AuctionStartPrice: "0", AuctionEndPrice: "0", Symbol: spec.Symbol,
 			LastUpdatedTs: cancelledAt, LastActionStatus: events.LastActionCancelled,
 			LastActionExplanation: events.ExplanationNone, CumulativeFee: "0",
 		})
-		for _, a := range []struct {
-			ts     int64
-			sig    string
-			idx    int
-			slot   int64
-			action string
-		}{{placedAt, placeSig, 1, placeSlot, events.ActionPlace}, {cancelledAt, cancelSig, 0, cancelSlot, events.ActionCancel}} {
-			g.add(a.ts, events.TopicOrderActions, &events.OrderAction{
-				Ts: a.ts, TxSig: a.sig, TxSigIndex: a.idx, Slot: a.slot, Action: a.action,
-				ActionExplanation: events.ExplanationNone, MarketIndex: spec.Index, MarketType: spec.Type,
-				Maker: user.User, MakerOrderID: orderID, MakerOrderDirection: dir,
-				MakerOrderBaseAssetAmount: amt(base), MakerOrderCumulativeBaseAssetAmountFilled: "0",
-				MakerOrderCumulativeQuoteAssetAmountFilled: "0", OraclePrice: amt(priceInt(s.oracle(spec, a.ts))),
-				MarketFilter: spec.Filter(), User: user.User, Symbol: spec.Symbol,
-			})
-		}
+		g.add(placedAt, events.TopicOrderActions, g.action(ref, placedAt, placeSig, 1, placeSlot, events.ActionPlace,
+			events.ExplanationNone, "0", "0"))
+		g.add(cancelledAt, events.TopicOrderActions, g.action(ref, cancelledAt, cancelSig, 0, cancelSlot,
+			events.ActionCancel, events.ExplanationNone, "0", "0"))
 	}
 }
 

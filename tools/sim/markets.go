@@ -10,6 +10,7 @@ import (
 // marketSpec is a simulated market: its catalogue entry and how its prices and trades behave.
 type marketSpec struct {
 	events.Market
+	pos      int     // index in Simulator.markets
 	path     int     // price path index; -1 = pegged at $1 (USDC)
 	step     int64   // base amount granularity in 1e9 (or token) units
 	notional float64 // median fill size in dollars

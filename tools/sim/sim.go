@@ -3,6 +3,17 @@
 // payments, deposits and rewards, swaps, settlements, liquidations, insurance-fund flows, LP records,
 // market states, account snapshots, vaults and params.
 //
+// Every fill's taker order and, unless the AMM or OpenBook filled it, maker order has an order record
+// and a place action before the fill; each fill carries both orders' cumulative amounts after it, and
+// each order record the state its fills and actions leave (protocol.orders: the placement's ts, txSig
+// and slot, the last action's lastUpdatedTs). Taker orders are market orders mostly, then limit
+// orders and a few triggerMarket/triggerLimit orders (a trigger action before their first fill); some
+// are filled by two or three fills seconds apart, some only partly, and some partly filled ones are
+// then cancelled. Maker orders are post-only limit orders mostly: a JIT maker places its order in the
+// fill's transaction, a resting order takes up to six fills, and some are cancelled partly filled.
+// Besides, post-only orders are placed and cancelled without a fill, and market orders with a short
+// maxTs expire unfilled (an expire action).
+//
 // Everything is a function of the seed and the event time: prices follow mean-reverting random walks
 // laid out hour by hour from a fixed epoch, and each minute's events come from generators seeded by
 // that minute. So the same seed yields byte-identical messages for a window no matter how the window
@@ -40,7 +51,7 @@ type Config struct {
 	Authorities int // wallets; each owns one or two subaccounts
 
 	// FillsPerMinute is the mean fill rate over all markets; the other flows scale with it (orders and
-	// order actions about 2.4 messages per fill, deposits 1 per 25 fills, settlements 1 per 20, ...).
+	// order actions about 3 messages per fill, deposits 1 per 25 fills, settlements 1 per 20, ...).
 	FillsPerMinute float64
 
 	MarketStateInterval time.Duration // per-market AMM/oracle samples; default 30s
@@ -98,8 +109,11 @@ type Simulator struct {
 
 	cachedMinute int64
 	minuteItems  []item
+	sortBuf      []item
 	cachedHour   int64
 	hourItems    []item
+
+	trades tradeScratch // the fill planner's buffers
 }
 
 // item is one record due at ts on topic.
@@ -118,6 +132,9 @@ func New(cfg Config) *Simulator {
 		markets:      marketSpecs(),
 		cachedMinute: -1,
 		cachedHour:   -1,
+	}
+	for i := range s.markets {
+		s.markets[i].pos = i
 	}
 	s.pop = newPopulation(s.seed, cfg.Authorities)
 	for i, p := range pathSpecs() {
@@ -202,6 +219,7 @@ func (s *Simulator) minute(m int64) []item {
 	g.marketStates()
 	g.fills()
 	g.cancels()
+	g.expires()
 	g.deposits()
 	g.swaps()
 	g.settlements()
@@ -209,9 +227,36 @@ func (s *Simulator) minute(m int64) []item {
 	g.ifStakes()
 	g.lpMintRedeem()
 	g.liquidations()
-	slices.SortStableFunc(g.items, func(a, b item) int { return cmp.Compare(a.ts, b.ts) })
-	s.cachedMinute, s.minuteItems = m, g.items
-	return g.items
+	sorted := sortBySecond(g.items, start, s.sortBuf)
+	s.sortBuf = g.items // free for the next minute's sort
+	s.cachedMinute, s.minuteItems = m, sorted
+	return sorted
+}
+
+// sortBySecond returns a minute's items ordered by time in dst's storage, items of the same second in
+// the order they were added: a counting sort over the minute's seconds, as the flows keep their
+// events inside their minute (a stable sort otherwise).
+func sortBySecond(items []item, start int64, dst []item) []item {
+	dst = slices.Grow(dst[:0], len(items))[:len(items)]
+	var next [61]int
+	for _, it := range items {
+		sec := it.ts - start
+		if sec < 0 || sec >= 60 {
+			copy(dst, items)
+			slices.SortStableFunc(dst, func(a, b item) int { return cmp.Compare(a.ts, b.ts) })
+			return dst
+		}
+		next[sec+1]++
+	}
+	for i := 1; i < len(next); i++ {
+		next[i] += next[i-1]
+	}
+	for _, it := range items {
+		sec := it.ts - start
+		dst[next[sec]] = it
+		next[sec]++
+	}
+	return dst
 }
 
 // hour returns the items planned per hour (funding, payments, IF records, snapshots, vaults,
@@ -278,6 +323,7 @@ const (
 	streamSnapshots
 	streamVaults
 	streamParams
+	streamExpires
 )
 
 // newRand returns a generator for one stream and bucket (minute, hour, account, ...).
