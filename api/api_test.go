@@ -2,12 +2,15 @@ package api_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
 
 	"github.com/tidemark/tidemark/api"
 )
@@ -94,6 +97,10 @@ const (
 	rolling kind = iota
 	dated
 	candles
+	datedMonth // /{year}/{month}: one UTC calendar month
+	orders     // token paging plus startTs, endTs, hasFill
+	single     // one record, no paging
+	snapshots  // days, no paging
 )
 
 var marketOperations = []struct {
@@ -121,10 +128,52 @@ var marketOperations = []struct {
 	{"/market/{symbol}/rewards/{year}/{month}/{day}", "getMarketRewardsByDay", dated, "DepositDatedList"},
 }
 
-func TestPathSetIsMarketAndOpenAPIOnly(t *testing.T) {
+// userOperations are the User group's operations. notFound marks the ones with a path value that can be
+// unknown (a symbol, or the order of getUserOrder): only they document 404.
+var userOperations = []struct {
+	path     string
+	id       string
+	kind     kind
+	list     string // response schema of 200 application/json
+	notFound bool
+}{
+	{"/user/{accountId}/trades", "getUserTrades", rolling, "UserFillList", false},
+	{"/user/{accountId}/trades/{symbol}", "getUserTradesBySymbol", rolling, "UserFillList", true},
+	{"/user/{accountId}/trades/{year}/{month}", "getUserTradesByMonth", datedMonth, "FillDatedList", false},
+	{"/user/{accountId}/predictions", "getUserPredictions", rolling, "UserFillList", false},
+	{"/user/{accountId}/predictions/{symbol}", "getUserPredictionsBySymbol", rolling, "UserFillList", true},
+	{"/user/{accountId}/predictions/{year}/{month}", "getUserPredictionsByMonth", datedMonth, "FillDatedList", false},
+	{"/user/{accountId}/swaps", "getUserSwaps", rolling, "SwapList", false},
+	{"/user/{accountId}/swaps/{year}/{month}", "getUserSwapsByMonth", datedMonth, "SwapDatedList", false},
+	{"/user/{accountId}/deposits", "getUserDeposits", rolling, "DepositList", false},
+	{"/user/{accountId}/deposits/{year}/{month}", "getUserDepositsByMonth", datedMonth, "DepositDatedList", false},
+	{"/user/{accountId}/rewards", "getUserRewards", rolling, "DepositList", false},
+	{"/user/{accountId}/rewards/{year}/{month}", "getUserRewardsByMonth", datedMonth, "DepositDatedList", false},
+	{"/user/{accountId}/settlePnl", "getUserSettlePnl", rolling, "SettlePnlList", false},
+	{"/user/{accountId}/settlePnl/{year}/{month}", "getUserSettlePnlByMonth", datedMonth, "SettlePnlDatedList", false},
+	{"/user/{accountId}/fundingPayments", "getUserFundingPayments", rolling, "FundingPaymentList", false},
+	{"/user/{accountId}/fundingPayments/{year}/{month}", "getUserFundingPaymentsByMonth", datedMonth, "FundingPaymentDatedList", false},
+	{"/user/{accountId}/liquidations", "getUserLiquidations", rolling, "LiquidationList", false},
+	{"/user/{accountId}/liquidations/{year}/{month}", "getUserLiquidationsByMonth", datedMonth, "LiquidationDatedList", false},
+	{"/user/{accountId}/lp", "getUserLP", rolling, "PerpLPList", false},
+	{"/user/{accountId}/lp/{year}/{month}", "getUserLPByMonth", datedMonth, "PerpLPDatedList", false},
+	{"/user/{accountId}/positions", "getUserPositions", rolling, "PositionList", false},
+	{"/user/{accountId}/orders/{marketFilter}", "getUserOrders", orders, "OrderList", false},
+	{"/user/{accountId}/orders/{marketFilter}/{symbol}", "getUserOrdersBySymbol", orders, "OrderList", true},
+	{"/user/{accountId}/orders/id/{orderId}", "getUserOrder", single, "OrderRecord", true},
+	{"/user/{accountId}/orders/{orderId}/actions", "getUserOrderActions", rolling, "OrderActionList", false},
+	{"/user/{accountId}/snapshots/trading", "getUserTradingSnapshots", snapshots, "TradingSnapshots", false},
+	{"/user/{accountId}/snapshots/earn", "getUserEarnSnapshots", snapshots, "EarnSnapshots", false},
+	{"/user/{accountId}/snapshots/vaults", "getUserVaultSnapshots", snapshots, "VaultSnapshots", false},
+}
+
+func TestPathSet(t *testing.T) {
 	doc := mustLoad(t)
 	want := []string{"/openapi.json"}
 	for _, op := range marketOperations {
+		want = append(want, op.path)
+	}
+	for _, op := range userOperations {
 		want = append(want, op.path)
 	}
 	slices.Sort(want)
@@ -141,6 +190,49 @@ func TestPathSetIsMarketAndOpenAPIOnly(t *testing.T) {
 	op := doc.Paths.Value("/openapi.json").Get
 	if op == nil || op.OperationID != "getOpenAPI" {
 		t.Errorf("GET /openapi.json missing or misnamed")
+	}
+}
+
+// Requests reach the operation their path reads as, whatever the order of the overlapping order paths.
+func TestUserRoutes(t *testing.T) {
+	router, err := gorillamux.NewRouter(mustLoad(t))
+	if err != nil {
+		t.Fatalf("router: %v", err)
+	}
+	const acct = "/user/4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T"
+	for url, want := range map[string]string{
+		acct + "/trades":                   "getUserTrades",
+		acct + "/trades/SOL-PERP":          "getUserTradesBySymbol",
+		acct + "/trades/2024/05":           "getUserTradesByMonth",
+		acct + "/orders/perp":              "getUserOrders",
+		acct + "/orders/spot/SOL":          "getUserOrdersBySymbol",
+		acct + "/orders/id/77":             "getUserOrder",
+		acct + "/orders/77/actions":        "getUserOrderActions",
+		acct + "/snapshots/trading?days=1": "getUserTradingSnapshots",
+		acct + "/lp/2024/5":                "getUserLPByMonth",
+	} {
+		route, _, err := router.FindRoute(httptest.NewRequest(http.MethodGet, url, nil))
+		if err != nil {
+			t.Errorf("GET %s: %v", url, err)
+			continue
+		}
+		if got := route.Operation.OperationID; got != want {
+			t.Errorf("GET %s -> %s, want %s", url, got, want)
+		}
+	}
+}
+
+// The order paths share a prefix: the router must try the literal segments first, or an order id would be
+// taken for a marketFilter and "actions" for a symbol.
+func TestOrderPathsMatchInOrder(t *testing.T) {
+	doc := mustLoad(t)
+	order := doc.Paths.InMatchingOrder()
+	pos := func(p string) int { return slices.Index(order, p) }
+	generic := pos("/user/{accountId}/orders/{marketFilter}/{symbol}")
+	for _, p := range []string{"/user/{accountId}/orders/id/{orderId}", "/user/{accountId}/orders/{orderId}/actions"} {
+		if pos(p) < 0 || pos(p) > generic {
+			t.Errorf("%s must match before /user/{accountId}/orders/{marketFilter}/{symbol}", p)
+		}
 	}
 }
 
@@ -245,15 +337,209 @@ func TestLimits(t *testing.T) {
 	}
 }
 
+// Every operation documents 400, 500 and 503; 404 only where a path value can be unknown (a symbol, the
+// order of getUserOrder) and on /openapi.json, which always had it.
 func TestEveryOperationDocumentsErrors(t *testing.T) {
 	doc := mustLoad(t)
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
-			for _, code := range []int{400, 404, 500} {
+			for _, code := range []int{400, 500, 503} {
 				if op.Responses.Status(code) == nil {
 					t.Errorf("%s %s: no %d response", method, path, code)
 				}
 			}
+			wantNotFound := strings.Contains(path, "{symbol}") ||
+				op.OperationID == "getOpenAPI" || op.OperationID == "getUserOrder"
+			if got := op.Responses.Status(404) != nil; got != wantNotFound {
+				t.Errorf("%s %s: 404 documented = %v, want %v", method, path, got, wantNotFound)
+			}
+			r := op.Responses.Status(503)
+			if r == nil {
+				continue
+			}
+			if r.Ref != "#/components/responses/ServiceUnavailable" {
+				t.Errorf("%s %s: 503 is not the ServiceUnavailable response", method, path)
+			}
+			h := r.Value.Headers["Retry-After"]
+			if h == nil || !h.Value.Required || !h.Value.Schema.Value.Type.Is("integer") {
+				t.Errorf("%s %s: 503 lacks a required integer Retry-After header", method, path)
+			}
+			if c := r.Value.Content.Get("application/json"); c == nil || c.Schema.Ref != "#/components/schemas/Error" {
+				t.Errorf("%s %s: 503 does not use the Error schema", method, path)
+			}
+		}
+	}
+}
+
+func TestUserOperations(t *testing.T) {
+	doc := mustLoad(t)
+	for _, tc := range userOperations {
+		t.Run(tc.id, func(t *testing.T) {
+			item := doc.Paths.Value(tc.path)
+			if item == nil {
+				t.Fatalf("path %s missing", tc.path)
+			}
+			if len(item.Operations()) != 1 || item.Get == nil {
+				t.Fatalf("path %s: want exactly a GET operation", tc.path)
+			}
+			op := item.Get
+			if op.OperationID != tc.id {
+				t.Errorf("operationId = %q, want %q", op.OperationID, tc.id)
+			}
+			if !slices.Equal(op.Tags, []string{"User"}) {
+				t.Errorf("tags = %v, want [User]", op.Tags)
+			}
+			if op.Summary == "" || len(op.Description) < 80 {
+				t.Errorf("summary/description too thin")
+			}
+			codes := []int{400, 500, 503}
+			if tc.notFound {
+				codes = append(codes, 404)
+			}
+			for _, code := range codes {
+				r := op.Responses.Status(code)
+				if r == nil || r.Value.Content.Get("application/json") == nil ||
+					r.Value.Content.Get("application/json").Schema.Ref != "#/components/schemas/Error" {
+					t.Errorf("response %d does not use the Error schema", code)
+				}
+			}
+			if tc.notFound != (op.Responses.Status(404) != nil) {
+				t.Errorf("404 documented = %v, want %v", !tc.notFound, tc.notFound)
+			}
+			ok := op.Responses.Status(200)
+			if ok == nil {
+				t.Fatalf("no 200 response")
+			}
+			js := ok.Value.Content.Get("application/json")
+			if js == nil || js.Schema.Ref != "#/components/schemas/"+tc.list {
+				t.Errorf("200 application/json schema is not %s", tc.list)
+			}
+			if list := doc.Components.Schemas[tc.list]; list != nil {
+				if recs := list.Value.Properties["records"]; recs != nil &&
+					(recs.Value.MaxItems == nil || *recs.Value.MaxItems != 20) {
+					t.Errorf("%s: records must hold at most 20", tc.list)
+				}
+			}
+			csv := ok.Value.Content.Get("text/csv")
+			if (csv != nil) != (tc.kind == datedMonth) {
+				t.Errorf("text/csv content present = %v, want only on dated paths", csv != nil)
+			}
+			if tc.kind == datedMonth && ok.Value.Headers["Content-Disposition"] == nil {
+				t.Errorf("dated path without the Content-Disposition header")
+			}
+
+			params := map[string]*openapi3.Parameter{}
+			for _, p := range append(append(openapi3.Parameters{}, item.Parameters...), op.Parameters...) {
+				params[p.Value.In+":"+p.Value.Name] = p.Value
+			}
+			if p := params["path:accountId"]; p == nil || !p.Required || p.Schema.Value.Pattern != "^[1-9A-HJ-NP-Za-km-z]{32,44}$" {
+				t.Errorf("path parameter accountId missing or without the base58 pattern")
+			}
+			if p := params["path:symbol"]; (p != nil) != strings.Contains(tc.path, "{symbol}") {
+				t.Errorf("path parameter symbol present = %v", p != nil)
+			}
+			if p := params["path:orderId"]; p != nil && p.Schema.Value.Pattern != "^[0-9]{1,20}$" {
+				t.Errorf("orderId pattern = %q", p.Schema.Value.Pattern)
+			}
+			if params["query:limit"] != nil {
+				t.Errorf("user endpoints take no limit")
+			}
+			var want []string // query parameters
+			switch tc.kind {
+			case rolling:
+				want = []string{"page"}
+				if p := params["query:page"]; p == nil || !p.Schema.Value.Type.Is("string") {
+					t.Errorf("rolling page must be a string token")
+				}
+			case orders:
+				want = []string{"endTs", "hasFill", "page", "startTs"}
+				if p := params["path:marketFilter"]; p == nil || !slices.Equal(p.Schema.Value.Enum, []any{"perp", "spot", "prediction"}) {
+					t.Errorf("marketFilter must be perp|spot|prediction")
+				}
+				checkRange(t, params["query:startTs"], 0, nil)
+				checkRange(t, params["query:endTs"], 0, nil)
+				for _, name := range []string{"query:startTs", "query:endTs"} {
+					if p := params[name]; p != nil && p.Schema.Value.Format != "int64" {
+						t.Errorf("%s: want int64", name)
+					}
+				}
+				if p := params["query:hasFill"]; p == nil || !p.Schema.Value.Type.Is("boolean") || p.Required {
+					t.Errorf("hasFill must be an optional boolean")
+				}
+			case datedMonth:
+				want = []string{"format", "page"}
+				if p := params["query:page"]; p == nil || !p.Schema.Value.Type.Is("integer") ||
+					p.Schema.Value.Min == nil || *p.Schema.Value.Min != 1 {
+					t.Errorf("dated page must be an integer >= 1")
+				}
+				if p := params["query:format"]; p == nil || !slices.Equal(p.Schema.Value.Enum, []any{"json", "csv"}) {
+					t.Errorf("format must be json|csv")
+				}
+				checkRange(t, params["path:year"], 2022, nil)
+				checkRange(t, params["path:month"], 1, ptr(12))
+				if params["path:day"] != nil {
+					t.Errorf("user archives are monthly: no day")
+				}
+			case snapshots:
+				want = []string{"days"}
+				p := params["query:days"]
+				checkRange(t, p, 1, ptr(100))
+				if p != nil && p.Schema.Value.Default != float64(7) {
+					t.Errorf("days default = %v, want 7", p.Schema.Value.Default)
+				}
+			}
+			var got []string
+			for key, p := range params {
+				if p.In == "query" {
+					got = append(got, strings.TrimPrefix(key, "query:"))
+				}
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Errorf("query parameters = %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// Snapshot series hold one entry per hour or day, null where the account has none; metrics may be null.
+func TestSnapshotEntriesAreNullable(t *testing.T) {
+	doc := mustLoad(t)
+	for _, tc := range []struct{ list, item string }{
+		{"TradingSnapshots", "TradingSnapshot"}, {"EarnSnapshots", "EarnSnapshot"}, {"VaultSnapshots", "VaultSnapshot"},
+	} {
+		s := doc.Components.Schemas[tc.list].Value
+		arr := s.Properties["snapshots"].Value
+		if arr.Items == nil || !arr.Items.Value.Nullable || len(arr.Items.Value.AllOf) != 1 ||
+			arr.Items.Value.AllOf[0].Ref != "#/components/schemas/"+tc.item {
+			t.Errorf("%s.snapshots: want nullable items of %s", tc.list, tc.item)
+		}
+		body := map[string]any{"success": true, "snapshots": []any{nil, nil}}
+		if tc.list == "TradingSnapshots" {
+			body["metrics"] = nil
+		}
+		if err := s.VisitJSON(body); err != nil {
+			t.Errorf("%s rejects a series of nulls: %v", tc.list, err)
+		}
+	}
+	if m := doc.Components.Schemas["TradingSnapshots"].Value.Properties["metrics"]; m == nil || !m.Value.Nullable {
+		t.Errorf("TradingSnapshots.metrics must be nullable")
+	}
+}
+
+// kin-openapi validates examples on load; this also pins that every record and envelope has one.
+func TestSchemasHaveExamples(t *testing.T) {
+	doc := mustLoad(t)
+	for name, ref := range doc.Components.Schemas {
+		s := ref.Value
+		if s.Example == nil {
+			if !strings.HasSuffix(name, "List") && !strings.HasSuffix(name, "Meta") && name != "Error" {
+				t.Errorf("%s: no example", name)
+			}
+			continue
+		}
+		if err := s.VisitJSON(s.Example); err != nil {
+			t.Errorf("%s: example does not match the schema: %v", name, err)
 		}
 	}
 }
@@ -273,6 +559,44 @@ func checkRange(t *testing.T, p *openapi3.Parameter, minimum float64, maximum *f
 
 func ptr(f float64) *float64 { return &f }
 
+// Prefixed sub-record fields of the flat liquidation record (events.Liquidation).
+var (
+	liquidationIndexes = []string{
+		"liquidatePerp_marketIndex", "liquidateSpot_assetMarketIndex", "liquidateSpot_liabilityMarketIndex",
+		"liquidateBorrowForPerpPnl_perpMarketIndex", "liquidateBorrowForPerpPnl_liabilityMarketIndex",
+		"liquidatePerpPnlForDeposit_perpMarketIndex", "liquidatePerpPnlForDeposit_assetMarketIndex",
+		"perpBankruptcy_marketIndex", "spotBankruptcy_marketIndex",
+	}
+	liquidationIDs = []string{
+		"liquidatePerp_fillRecordId", "liquidatePerp_userOrderId", "liquidatePerp_liquidatorOrderId",
+	}
+	liquidationAmounts = []string{
+		"liquidatePerp_oraclePrice", "liquidatePerp_baseAssetAmount", "liquidatePerp_quoteAssetAmount",
+		"liquidatePerp_lpShares", "liquidatePerp_liquidatorFee", "liquidatePerp_ifFee",
+		"liquidateSpot_assetPrice", "liquidateSpot_assetTransfer", "liquidateSpot_liabilityPrice",
+		"liquidateSpot_liabilityTransfer", "liquidateSpot_ifFee",
+		"liquidateBorrowForPerpPnl_marketOraclePrice", "liquidateBorrowForPerpPnl_pnlTransfer",
+		"liquidateBorrowForPerpPnl_liabilityPrice", "liquidateBorrowForPerpPnl_liabilityTransfer",
+		"liquidatePerpPnlForDeposit_marketOraclePrice", "liquidatePerpPnlForDeposit_pnlTransfer",
+		"liquidatePerpPnlForDeposit_assetPrice", "liquidatePerpPnlForDeposit_assetTransfer",
+		"perpBankruptcy_pnl", "perpBankruptcy_ifPayment", "perpBankruptcy_clawbackUserPayment",
+		"perpBankruptcy_cumulativeFundingRateDelta",
+		"spotBankruptcy_borrowAmount", "spotBankruptcy_ifPayment", "spotBankruptcy_cumulativeDepositInterestDelta",
+	}
+	tradingAmounts = []string{
+		"accountBalance", "unrealizedPnl", "cumulativeRealizedPnl", "unsettledPnl", "cumulativeSettledPnl",
+		"cumulativeFunding", "cumulativeFeePaid", "cumulativeFeeRebate", "cumulativeTakerVolume",
+		"cumulativeMakerVolume",
+	}
+	metricsAmounts = []string{
+		"cumulativeRealizedPnl", "cumulativeMakerVolume", "cumulativeTakerVolume", "cumulativeFeePaid",
+		"cumulativeFeeRebate",
+	}
+	earnAmounts = []string{
+		"balance", "deposits", "withdrawals", "pnl", "interestBaseValue", "interestQuoteValue", "oraclePrice",
+	}
+)
+
 // The record schemas are the contract other teams build against: pin their field sets exactly.
 func TestRecordSchemas(t *testing.T) {
 	common := []string{"ts", "txSig", "txSigIndex", "slot"}
@@ -288,6 +612,7 @@ func TestRecordSchemas(t *testing.T) {
 		required []string
 		optional []string
 		amounts  []string // integer amount strings
+		nullable []string // properties that may be null
 		strict   bool     // additionalProperties: false
 	}{
 		{
@@ -378,6 +703,132 @@ func TestRecordSchemas(t *testing.T) {
 			},
 			strict: true,
 		},
+		{
+			name: "FundingPayment",
+			required: concat(common, []string{
+				"userAuthority", "user", "marketIndex", "fundingPayment", "baseAssetAmount",
+				"userLastCumulativeFunding", "ammCumulativeFundingLong", "ammCumulativeFundingShort",
+			}),
+			amounts: []string{
+				"fundingPayment", "baseAssetAmount", "userLastCumulativeFunding", "ammCumulativeFundingLong",
+				"ammCumulativeFundingShort",
+			},
+			strict: true,
+		},
+		{
+			name: "SettlePnl",
+			required: concat(common, []string{
+				"user", "marketIndex", "pnl", "baseAssetAmount", "quoteAssetAmountAfter", "quoteEntryAmount",
+				"settlePrice", "explanation",
+			}),
+			amounts: []string{"pnl", "baseAssetAmount", "quoteAssetAmountAfter", "quoteEntryAmount", "settlePrice"},
+			strict:  true,
+		},
+		{
+			name: "PerpLP",
+			required: concat(common, []string{
+				"user", "action", "marketIndex", "nShares", "deltaBaseAssetAmount", "deltaQuoteAssetAmount", "pnl",
+			}),
+			amounts: []string{"nShares", "deltaBaseAssetAmount", "deltaQuoteAssetAmount", "pnl"},
+			strict:  true,
+		},
+		{
+			name: "Liquidation",
+			required: concat(common, []string{
+				"liquidationType", "user", "liquidator", "marginRequirement", "totalCollateral", "marginFreed",
+				"liquidationId", "bankrupt", "canceledOrderIds",
+			}),
+			optional: concat([]string{"bitFlags", "perpBankruptcy_clawbackUser"}, liquidationIndexes, liquidationIDs, liquidationAmounts),
+			amounts:  concat([]string{"marginRequirement", "totalCollateral", "marginFreed"}, liquidationAmounts),
+			strict:   true,
+		},
+		{
+			name: "Position",
+			required: concat(common, []string{"marketIndex"}, fillAmounts, []string{
+				"action", "actionExplanation", "marketType", "filler", "fillRecordId", "taker", "takerOrderId",
+				"takerOrderDirection", "maker", "makerOrderId", "makerOrderDirection",
+				"user", "userFee", "baseClosedForPnl", "userExistingBaseAssetAmount", "userExistingQuoteEntryAmount",
+			}),
+			optional: []string{
+				"marketFilter", "symbol", "bitFlags", "takerExistingQuoteEntryAmount",
+				"takerExistingBaseAssetAmount", "makerExistingQuoteEntryAmount", "makerExistingBaseAssetAmount",
+			},
+			amounts: concat(fillAmounts, []string{
+				"takerExistingQuoteEntryAmount", "takerExistingBaseAssetAmount",
+				"makerExistingQuoteEntryAmount", "makerExistingBaseAssetAmount",
+				"userFee", "baseClosedForPnl", "userExistingBaseAssetAmount", "userExistingQuoteEntryAmount",
+			}),
+			strict: true,
+		},
+		{
+			name:     "OrderAction",
+			required: concat(common, []string{"action", "actionExplanation", "marketIndex", "marketType"}),
+			optional: concat(fillAmounts, []string{
+				"filler", "fillRecordId", "taker", "takerOrderId", "takerOrderDirection", "maker", "makerOrderId",
+				"makerOrderDirection", "marketFilter", "user", "symbol", "bitFlags", "takerExistingQuoteEntryAmount",
+				"takerExistingBaseAssetAmount", "makerExistingQuoteEntryAmount", "makerExistingBaseAssetAmount",
+			}),
+			amounts: concat(fillAmounts, []string{
+				"takerExistingQuoteEntryAmount", "takerExistingBaseAssetAmount",
+				"makerExistingQuoteEntryAmount", "makerExistingBaseAssetAmount",
+			}),
+			nullable: concat(fillAmounts, []string{
+				"takerExistingQuoteEntryAmount", "takerExistingBaseAssetAmount",
+				"makerExistingQuoteEntryAmount", "makerExistingBaseAssetAmount",
+				"filler", "fillRecordId", "taker", "takerOrderId", "takerOrderDirection", "maker", "makerOrderId",
+				"makerOrderDirection",
+			}),
+			strict: true,
+		},
+		{
+			name: "Order",
+			required: concat(common, []string{
+				"user", "status", "marketType", "marketFilter", "orderId", "marketIndex", "symbol", "direction",
+				"baseAssetAmount", "baseAssetAmountFilled", "quoteAssetAmountFilled", "lastUpdatedTs",
+				"lastActionStatus", "lastActionExplanation", "cumulativeFee",
+			}),
+			optional: []string{
+				"orderType", "userOrderId", "price", "quoteAssetAmount", "reduceOnly", "triggerPrice",
+				"triggerCondition", "existingPositionDirection", "postOnly", "immediateOrCancel", "oraclePriceOffset",
+				"auctionDuration", "auctionStartPrice", "auctionEndPrice", "maxTs",
+			},
+			amounts: []string{
+				"baseAssetAmount", "baseAssetAmountFilled", "quoteAssetAmountFilled", "cumulativeFee", "price",
+				"quoteAssetAmount", "triggerPrice", "oraclePriceOffset", "auctionStartPrice", "auctionEndPrice",
+			},
+			strict: true,
+		},
+		{
+			name:     "TradingSnapshot",
+			required: concat([]string{"ts"}, tradingAmounts),
+			amounts:  tradingAmounts,
+			strict:   true,
+		},
+		{
+			name:     "TradingMetrics",
+			required: metricsAmounts,
+			amounts:  metricsAmounts,
+			strict:   true,
+		},
+		{
+			name:     "EarnSnapshot",
+			required: []string{"ts", "assets"},
+			strict:   true,
+		},
+		{
+			name:     "EarnAsset",
+			required: concat([]string{"marketIndex"}, earnAmounts),
+			optional: []string{"rewards"},
+			amounts:  concat(earnAmounts, []string{"rewards"}),
+			strict:   true,
+		},
+		{
+			name:     "VaultSnapshot",
+			required: []string{"ts", "vault", "totalAccountValue", "totalAccountBaseValue", "marketIndex"},
+			optional: []string{"netDeposits"},
+			amounts:  []string{"totalAccountValue", "totalAccountBaseValue", "netDeposits"},
+			strict:   true,
+		},
 	}
 	doc := mustLoad(t)
 	for _, tc := range tests {
@@ -408,6 +859,27 @@ func TestRecordSchemas(t *testing.T) {
 					t.Errorf("%s: want an integer amount string", name)
 				}
 			}
+			for name, p := range s.Properties {
+				if got, want := p.Value.Nullable, slices.Contains(tc.nullable, name); got != want {
+					t.Errorf("%s: nullable = %v, want %v", name, got, want)
+				}
+			}
+			if tc.name == "Liquidation" {
+				for _, name := range liquidationIndexes {
+					if p := s.Properties[name]; p == nil || !p.Value.Type.Is("integer") || p.Value.Min == nil || *p.Value.Min != 0 {
+						t.Errorf("%s: want an integer >= 0", name)
+					}
+				}
+				for _, name := range liquidationIDs {
+					if p := s.Properties[name]; p == nil || p.Value.Pattern != "^[0-9]+$" {
+						t.Errorf("%s: want a digit string", name)
+					}
+				}
+				ids := s.Properties["canceledOrderIds"].Value
+				if !ids.Type.Is("array") || ids.Items.Value.Pattern != "^[0-9]+$" {
+					t.Errorf("canceledOrderIds: want an array of digit strings")
+				}
+			}
 			for _, name := range []string{"ts", "slot"} {
 				if p, ok := s.Properties[name]; ok && (!p.Value.Type.Is("integer") || p.Value.Format != "int64") {
 					t.Errorf("%s: want integer int64", name)
@@ -420,6 +892,22 @@ func TestRecordSchemas(t *testing.T) {
 func TestEnvelopesAreStrict(t *testing.T) {
 	doc := mustLoad(t)
 	for name, ref := range doc.Components.Schemas {
+		envelope := map[string][]string{
+			"OrderRecord":      {"record", "success"},
+			"TradingSnapshots": {"metrics", "snapshots", "success"},
+			"EarnSnapshots":    {"snapshots", "success"},
+			"VaultSnapshots":   {"snapshots", "success"},
+		}
+		if want, ok := envelope[name]; ok {
+			s := ref.Value
+			if s.AdditionalProperties.Has == nil || *s.AdditionalProperties.Has {
+				t.Errorf("%s: want additionalProperties false", name)
+			}
+			if got := slices.Sorted(slices.Values(s.Required)); !slices.Equal(got, want) {
+				t.Errorf("%s: required = %v, want %v", name, got, want)
+			}
+			continue
+		}
 		if !strings.HasSuffix(name, "List") && !strings.HasSuffix(name, "Meta") && name != "Error" {
 			continue
 		}
