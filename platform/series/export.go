@@ -1,6 +1,7 @@
 package series
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -198,7 +199,7 @@ func (e *exporter) query(c *compiled, q exportQuery) (string, []any) {
 	if order == "" {
 		order = "ts, tx_sig, tx_sig_index"
 	}
-	sql := "SELECT record FROM " + c.table + " WHERE " + strings.Join(conds, " AND ") + " ORDER BY " + order
+	sql := "SELECT " + cmp.Or(c.Column, "record") + " FROM " + c.table + " WHERE " + strings.Join(conds, " AND ") + " ORDER BY " + order
 	return bind(sql, names), args
 }
 

@@ -42,6 +42,9 @@ type Series struct {
 	Check func(ctx context.Context, vars map[string]string) error
 	// Record is the CSV layout of the series' records (LayoutOf[events.Fill]()).
 	Record *Layout
+	// Column is the json column holding the records the series serves (default "record"): a table
+	// may hold a second view of some of its rows, a closed position beside its fill.
+	Column string
 	// Export makes the series an export file type on the internal port; nil: it is not one.
 	Export *Export
 }
@@ -104,6 +107,8 @@ func (s Series) validate() error {
 		return fail("needs a Where predicate")
 	case s.Record == nil:
 		return fail("needs a Record layout")
+	case s.Column != "" && !ident.MatchString(s.Column):
+		return fail("column %q is not a plain column name", s.Column)
 	case s.Limit.Default < 0 || s.Limit.Max < s.Limit.Default || (s.Limit.Max > 0 && s.Limit.Default < 1):
 		return fail("limit %+v: want 1 <= default <= max", s.Limit)
 	}

@@ -1,6 +1,7 @@
 package series
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -36,6 +37,7 @@ type compiled struct {
 	vars    []string // the path variables, in order; their values are $1.. of every read
 	wheres  []string // Where with the variables bound
 	entity  string   // the first segment of Path: "market", "user"
+	cols    string   // the columns a read selects: the key and the records' column
 	withDay bool     // the dated route is a day's, not a month's
 }
 
@@ -48,6 +50,7 @@ func compile(s Series, schema string) (*compiled, error) {
 		c.wheres = append(c.wheres, bind(w, c.vars))
 	}
 	c.entity, _, _ = strings.Cut(strings.TrimPrefix(s.Path, "/"), "/")
+	c.cols = "ts, tx_sig, tx_sig_index, " + cmp.Or(s.Column, "record")
 	c.withDay = strings.HasSuffix(s.Dated, "/{day}")
 	return c, nil
 }
@@ -63,8 +66,6 @@ type store struct {
 func newStore(pool *pgxpool.Pool) *store {
 	return &store{pool: pool, sql: map[rollingKey][]string{}}
 }
-
-const keyCols = "ts, tx_sig, tx_sig_index, record"
 
 // rolling returns the records of c's scope with since <= ts <= until, strictly before after when set,
 // newest first, at most limit. It reads the month partitions newest first and stops as soon as the
@@ -141,7 +142,7 @@ func (s *store) rollingSQL(k rollingKey) ([]string, error) {
 		branches := make([]string, len(c.wheres))
 		for i, w := range c.wheres {
 			branches[i] = fmt.Sprintf("(SELECT %s FROM %s WHERE %s AND ts >= %s%s ORDER BY ts DESC, tx_sig DESC, tx_sig_index DESC LIMIT %s)",
-				keyCols, part, w, since, after, limit)
+				c.cols, part, w, since, after, limit)
 		}
 		stmts[p] = branches[0]
 		if len(branches) > 1 {
@@ -170,7 +171,7 @@ func (s *store) dated(ctx context.Context, c *compiled, scope []any, start, end 
 	n := len(scope)
 	branches := make([]string, len(c.wheres))
 	for i, w := range c.wheres {
-		branches[i] = fmt.Sprintf("SELECT %s FROM %s WHERE %s AND ts >= $%d AND ts < $%d", keyCols, parts[0], w, n+1, n+2)
+		branches[i] = fmt.Sprintf("SELECT %s FROM %s WHERE %s AND ts >= $%d AND ts < $%d", c.cols, parts[0], w, n+1, n+2)
 	}
 	from := "(" + strings.Join(branches, " UNION ALL ") + ") u"
 	args := append(append(make([]any, 0, n+4), scope...), start, end)
@@ -181,7 +182,7 @@ func (s *store) dated(ctx context.Context, c *compiled, scope []any, start, end 
 	if total == 0 || offset >= total {
 		return []Row{}, total, nil
 	}
-	sql := fmt.Sprintf("SELECT %s FROM %s ORDER BY ts, tx_sig, tx_sig_index LIMIT $%d OFFSET $%d", keyCols, from, n+3, n+4)
+	sql := fmt.Sprintf("SELECT * FROM %s ORDER BY ts, tx_sig, tx_sig_index LIMIT $%d OFFSET $%d", from, n+3, n+4)
 	rows, err := s.rows(ctx, make([]Row, 0, limit), sql, append(args, limit, offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read %s: %w", c.Name, err)

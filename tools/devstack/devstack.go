@@ -29,6 +29,7 @@ import (
 	"github.com/tidemark/tidemark/platform/pg/pglocal"
 	"github.com/tidemark/tidemark/platform/telemetry"
 	market "github.com/tidemark/tidemark/services/market/service"
+	user "github.com/tidemark/tidemark/services/user/service"
 )
 
 // Options configure the stack; zero values take the defaults.
@@ -82,6 +83,7 @@ func (o *Options) defaults() {
 func Services() []kit.Service {
 	return []kit.Service{
 		market.Service(market.Config{}),
+		user.Service(),
 	}
 }
 
@@ -89,6 +91,8 @@ func Services() []kit.Service {
 var examples = map[string][]string{
 	"market": {"/market/SOL-PERP/trades?limit=5", "/market/SOL-PERP/candles/60?limit=24", "/market/SOL-PERP/fundingRates",
 		"/market/TRUMP-WIN-2028-BET/predictions", "/market/USDC/deposits"},
+	"user": {"/user/{account}/trades", "/user/{account}/orders/perp?hasFill=true", "/user/{account}/positions",
+		"/user/{account}/fundingPayments", "/user/{account}/snapshots/trading?days=1"},
 }
 
 // Run starts everything and blocks until ctx ends, then stops it all in order.

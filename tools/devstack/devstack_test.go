@@ -18,9 +18,9 @@ import (
 	"github.com/tidemark/tidemark/tools/devstack"
 )
 
-// TestMakeRunServesTheMarketAPI runs what `make run` runs, with one day of history, and reads through
+// TestMakeRunServesTheMesh runs what `make run` runs, with one day of history, and reads through
 // the edge router until the backfill shows up, then checks live data keeps coming.
-func TestMakeRunServesTheMarketAPI(t *testing.T) {
+func TestMakeRunServesTheMesh(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Postgres, a broker, the services and the simulator")
 	}
@@ -114,6 +114,32 @@ func TestMakeRunServesTheMarketAPI(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
+	// The User tag, on the same edge: the account of the trade seen above has it among its trades.
+	eventually(t, deadline, "the taker's trades through the user service", func() bool {
+		var f fills
+		resp, err := http.Get(base + "/user/" + firstTaker + "/trades")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&f) != nil {
+			return false
+		}
+		for _, r := range f.Records {
+			if r.Ts == first && r.Taker == firstTaker {
+				return true
+			}
+		}
+		return false
+	})
+	for _, p := range []string{"/user/" + firstTaker + "/orders/perp", "/user/" + firstTaker + "/snapshots/trading?days=1",
+		"/user/" + firstTaker + "/positions"} {
+		resp, err := http.Get(base + p)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %v %v", p, err, resp.Status)
+		}
+		resp.Body.Close()
+	}
 	resp, err := http.Get(base + "/nowhere")
 	if err != nil || resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("GET /nowhere: %v %v", err, resp.Status)
@@ -121,6 +147,17 @@ func TestMakeRunServesTheMarketAPI(t *testing.T) {
 	resp.Body.Close()
 
 	exportThroughRunner(t, <-stack, base, firstTaker, first)
+}
+
+// eventually polls cond until it holds, or fails the test at deadline.
+func eventually(t *testing.T, deadline time.Time, what string, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // exportThroughRunner exports the last hour of account's SOL-PERP trades with the dev stack's export

@@ -134,3 +134,97 @@ func Encode(t testing.TB, topic string, recs ...events.Record) []events.Message 
 	}
 	return out
 }
+
+// Order is account's order orderID in m, placed at ts: a limit order of base (1e9) at price (1e6),
+// with its state as filled (base and quote filled, fee) and its last action.
+func Order(m Market, account string, orderID int, ts int64, direction string, base, price int64, filledBase, filledQuote, fee int64,
+	lastUpdated int64, lastAction string) *events.Order {
+	status := events.OrderStatusOpen
+	switch lastAction {
+	case events.LastActionFilled:
+		status = events.OrderStatusFilled
+	case events.LastActionCancelled, events.LastActionPartialFillCancelled, events.LastActionExpired:
+		status = events.OrderStatusCanceled
+	}
+	return &events.Order{
+		Ts: ts, TxSig: Sig("order", orderID), Slot: 300_000_000 + ts, User: account, Status: status,
+		OrderType: events.OrderTypeLimit, MarketType: m.Type, MarketFilter: events.MarketFilter(m.Type, m.Symbol),
+		OrderID: strconv.Itoa(orderID), MarketIndex: m.Index, Price: events.NewAmount(price), BaseAssetAmount: events.NewAmount(base),
+		QuoteAssetAmount: "0", BaseAssetAmountFilled: events.NewAmount(filledBase), QuoteAssetAmountFilled: events.NewAmount(filledQuote),
+		Direction: direction, TriggerPrice: "0", TriggerCondition: events.TriggerAbove, ExistingPositionDirection: direction,
+		OraclePriceOffset: "0", AuctionStartPrice: "0", AuctionEndPrice: "0", Symbol: m.Symbol,
+		LastUpdatedTs: lastUpdated, LastActionStatus: lastAction, LastActionExplanation: events.ExplanationNone,
+		CumulativeFee: events.NewAmount(fee),
+	}
+}
+
+// OrderAction is action (place, cancel, trigger, expire) of account on its order orderID in m at ts,
+// as its taker side.
+func OrderAction(m Market, account string, orderID int, ts int64, action string, direction string, base int64) *events.OrderAction {
+	return &events.OrderAction{
+		Ts: ts, TxSig: Sig("actio", orderID*10+len(action)), TxSigIndex: 1, Slot: 300_000_000 + ts, Action: action,
+		ActionExplanation: events.ExplanationNone, MarketIndex: m.Index, MarketType: m.Type, Taker: account,
+		TakerOrderID: strconv.Itoa(orderID), TakerOrderDirection: direction, TakerOrderBaseAssetAmount: events.NewAmount(base),
+		TakerOrderCumulativeBaseAssetAmountFilled: "0", TakerOrderCumulativeQuoteAssetAmountFilled: "0",
+		MarketFilter: events.MarketFilter(m.Type, m.Symbol), User: account, Symbol: m.Symbol,
+	}
+}
+
+// FundingPayment is account's funding payment in perp market m at ts.
+func FundingPayment(m Market, account string, ts int64, id int, payment int64) *events.FundingPayment {
+	return &events.FundingPayment{
+		Ts: ts, TxSig: Sig("fundp", id), Slot: 300_000_000 + ts, UserAuthority: Key(90), User: account, MarketIndex: m.Index,
+		FundingPayment: events.NewAmount(payment), BaseAssetAmount: "1000000000", UserLastCumulativeFunding: "100",
+		AmmCumulativeFundingLong: "120", AmmCumulativeFundingShort: "-120",
+	}
+}
+
+// SettlePnl is account's settlement in perp market m at ts.
+func SettlePnl(m Market, account string, ts int64, id int) *events.SettlePnl {
+	return &events.SettlePnl{
+		Ts: ts, TxSig: Sig("settl", id), Slot: 300_000_000 + ts, User: account, MarketIndex: m.Index, Pnl: "1500000",
+		BaseAssetAmount: "0", QuoteAssetAmountAfter: "0", QuoteEntryAmount: "0", SettlePrice: "150000000",
+		Explanation: events.SettlePnlExplanationNone,
+	}
+}
+
+// PerpLP is account's liquidity added to perp market m at ts.
+func PerpLP(m Market, account string, ts int64, id int) *events.PerpLP {
+	return &events.PerpLP{
+		Ts: ts, TxSig: Sig("perlp", id), Slot: 300_000_000 + ts, User: account, Action: events.LPActionAddLiquidity,
+		MarketIndex: m.Index, NShares: "1000000000", DeltaBaseAssetAmount: "-1000000000", DeltaQuoteAssetAmount: "150000000", Pnl: "0",
+	}
+}
+
+// Liquidation is account's perp liquidation in m at ts.
+func Liquidation(m Market, account string, ts int64, id int) *events.Liquidation {
+	idx := m.Index
+	return &events.Liquidation{
+		Ts: ts, TxSig: Sig("liqui", id), Slot: 300_000_000 + ts, LiquidationType: events.LiquidationTypePerp, User: account,
+		Liquidator: Key(91), MarginRequirement: "1000000", TotalCollateral: "900000", MarginFreed: "100000", LiquidationID: id,
+		LiquidatePerpMarketIndex: &idx, LiquidatePerpOraclePrice: "150000000", LiquidatePerpBaseAssetAmount: "1000000000",
+		LiquidatePerpQuoteAssetAmount: "150000000", LiquidatePerpLpShares: "0", LiquidatePerpFillRecordID: "1",
+		LiquidatePerpUserOrderID: "1", LiquidatePerpLiquidatorOrderID: "2", LiquidatePerpLiquidatorFee: "1000",
+		LiquidatePerpIfFee: "500",
+	}
+}
+
+// TradingSnapshot, EarnSnapshot and VaultSnapshot are account's snapshots (of wallet Key(90)) at ts.
+func TradingSnapshot(account string, ts int64, balance int64) *events.AccountSnapshot {
+	return &events.AccountSnapshot{Kind: events.SnapshotTrading, Authority: Key(90), AccountID: account, Ts: ts,
+		Trading: &events.TradingSnapshot{AccountBalance: events.NewAmount(balance), UnrealizedPnl: "0", CumulativeRealizedPnl: "5",
+			UnsettledPnl: "0", CumulativeSettledPnl: "5", CumulativeFunding: "-1", CumulativeFeePaid: "3", CumulativeFeeRebate: "1",
+			CumulativeTakerVolume: "1000", CumulativeMakerVolume: "2000"}}
+}
+
+func EarnSnapshot(account string, ts int64) *events.AccountSnapshot {
+	return &events.AccountSnapshot{Kind: events.SnapshotEarn, Authority: Key(90), AccountID: account, Ts: ts,
+		Earn: &events.EarnSnapshot{Assets: []events.EarnAsset{{MarketIndex: 0, Balance: "5000000", Deposits: "6000000",
+			Withdrawals: "1000000", Pnl: "10", InterestBaseValue: "1", InterestQuoteValue: "1", OraclePrice: "1000000"}}}}
+}
+
+func VaultSnapshot(account string, ts int64) *events.AccountSnapshot {
+	return &events.AccountSnapshot{Kind: events.SnapshotVault, Authority: Key(90), AccountID: account, Ts: ts,
+		Vault: &events.VaultSnapshot{Vault: Key(92), TotalAccountValue: "3000000000", TotalAccountBaseValue: "3000000000",
+			MarketIndex: 0, NetDeposits: "2700000000"}}
+}

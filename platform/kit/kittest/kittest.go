@@ -25,6 +25,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -71,6 +72,12 @@ type Stack struct {
 	Validator *apitest.Validator
 	Now       time.Time
 	instances []*kit.Instance
+
+	ctx      context.Context
+	rt       kit.Runtime
+	settings kit.Settings
+	services []kit.Service
+	stops    []func() error // stops each instance's Run and returns its error
 }
 
 // Start starts services, each through kit.Start on one database of srv and one embedded broker, and
@@ -108,6 +115,7 @@ func Start(t testing.TB, srv *pglocal.Server, opts Options, services ...kit.Serv
 		Pool: s.Pool, Kafka: s.Kafka, Logger: opts.Logger, Registry: s.Registry, PageKey: PageKey,
 		Now: func() time.Time { return opts.Now },
 	}
+	s.ctx, s.rt, s.settings, s.services = ctx, rt, opts.Settings, services
 	var topics []string
 	for _, svc := range services {
 		inst, err := kit.Start(ctx, svc, rt, opts.Settings)
@@ -128,20 +136,93 @@ func Start(t testing.TB, srv *pglocal.Server, opts Options, services ...kit.Serv
 			t.Fatalf("create topics: %v", err)
 		}
 	}
-	done := make(chan error, len(s.instances))
 	for _, inst := range s.instances {
-		go func() { done <- inst.Run(ctx) }()
+		s.stops = append(s.stops, s.run(inst))
 	}
 	t.Cleanup(func() {
 		cancel()
-		for range s.instances {
-			if err := <-done; err != nil {
+		for _, stop := range s.stops {
+			if err := stop(); err != nil {
 				t.Errorf("service stopped with: %v", err)
 			}
 		}
 		broker.Close()
 	})
 	return s
+}
+
+// run runs inst until the stack's context ends or the returned stop is called; stop returns Run's
+// error, once.
+func (s *Stack) run(inst *kit.Instance) func() error {
+	ctx, cancel := context.WithCancel(s.ctx)
+	done := make(chan error, 1)
+	go func() { done <- inst.Run(ctx) }()
+	var once sync.Once
+	var err error
+	return func() error {
+		once.Do(func() {
+			cancel()
+			err = <-done
+		})
+		return err
+	}
+}
+
+// Restart stops the service called name (its consumer commits what it has written, and leaves its
+// group) and starts its declaration again on the same database and broker. With rewind, the group's
+// offsets in Kafka are first set back to the topics' beginnings, as after a crash between the
+// database commits and the Kafka commits of everything it consumed: the new consumer is handed every
+// message again, and only the offsets stored with the rows tell it what is done.
+func (s *Stack) Restart(t testing.TB, name string, rewind bool) {
+	t.Helper()
+	for i, inst := range s.instances {
+		if inst.Name() != name {
+			continue
+		}
+		if err := s.stops[i](); err != nil {
+			t.Fatalf("stop %s: %v", name, err)
+		}
+		if rewind {
+			s.rewind(t, inst)
+		}
+		next, err := kit.Start(s.ctx, s.services[i], s.rt, s.settings)
+		if err != nil {
+			t.Fatalf("start %s again: %v", name, err)
+		}
+		s.instances[i], s.stops[i] = next, s.run(next)
+		return
+	}
+	t.Fatalf("no service %s is running", name)
+}
+
+// rewind commits offset 0 for every partition of inst's topics in its group, which must be empty.
+func (s *Stack) rewind(t testing.TB, inst *kit.Instance) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req := &kafkago.OffsetCommitRequest{GroupID: inst.Group(), GenerationID: -1, Topics: map[string][]kafkago.OffsetCommit{}}
+	for _, topic := range inst.Consumes() {
+		for p := range s.topicEnds(t, topic) {
+			req.Topics[topic] = append(req.Topics[topic], kafkago.OffsetCommit{Partition: p, Offset: 0})
+		}
+	}
+	client := &kafkago.Client{Addr: kafkago.TCP(s.Kafka.Brokers...)}
+	// The group empties once the stopped consumer's leave is processed: a commit before that is
+	// refused as coming from an outdated generation.
+	Eventually(t, 10*time.Second, "the group's offsets to be rewound", func() bool {
+		resp, err := client.OffsetCommit(ctx, req)
+		if err != nil {
+			return false
+		}
+		for _, parts := range resp.Topics {
+			for _, p := range parts {
+				if p.Error != nil {
+					return false
+				}
+			}
+		}
+		return true
+	})
 }
 
 // Instance is the running service called name.

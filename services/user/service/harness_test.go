@@ -1,0 +1,82 @@
+package service_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"testing"
+
+	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/platform/kit/kittest"
+	"github.com/tidemark/tidemark/platform/pg/pglocal"
+	"github.com/tidemark/tidemark/platform/pg/pgtest"
+	"github.com/tidemark/tidemark/services/user/service"
+)
+
+var pgServer *pglocal.Server
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, &pgServer)) }
+
+func start(t *testing.T) *kittest.Stack {
+	t.Helper()
+	return kittest.Start(t, pgServer, kittest.Options{}, service.Service())
+}
+
+var (
+	now     = kittest.DefaultNow
+	key     = kittest.Key
+	at      = kittest.At
+	solPerp = kittest.SOLPerp
+	btcPerp = kittest.BTCPerp
+	betMkt  = kittest.BetMkt
+	usdc    = kittest.USDC
+	solSpot = kittest.SOLSpot
+)
+
+// taker and maker are the accounts of kittest.Fill's fills.
+var taker, maker = key(2), key(3)
+
+func encode(t *testing.T, topic string, recs ...events.Record) []events.Message {
+	t.Helper()
+	return kittest.Encode(t, topic, recs...)
+}
+
+// list is a page of any list.
+type list struct {
+	Success bool              `json:"success"`
+	Records []json.RawMessage `json:"records"`
+	Meta    struct {
+		NextPage     any `json:"nextPage"`
+		TotalRecords int `json:"totalRecords"`
+		TotalPages   int `json:"totalPages"`
+	} `json:"meta"`
+}
+
+func getList(t *testing.T, s *kittest.Stack, path string) list {
+	t.Helper()
+	var l list
+	s.GetJSON(t, path, http.StatusOK, &l)
+	return l
+}
+
+// fill is kittest.Fill of base for quote at price quote/base, with the taker going direction.
+func fill(m kittest.Market, ts int64, id int, takerDirection string, base, quote int64) *events.Fill {
+	f := kittest.Fill(m, ts, id, quote, base, quote*1000/base*1000)
+	f.TakerOrderDirection = takerDirection
+	f.MakerOrderDirection = events.DirectionShort
+	if takerDirection == events.DirectionShort {
+		f.MakerOrderDirection = events.DirectionLong
+	}
+	return f
+}
+
+func records[T any](t *testing.T, raw []json.RawMessage) []T {
+	t.Helper()
+	out := make([]T, len(raw))
+	for i, r := range raw {
+		if err := json.Unmarshal(r, &out[i]); err != nil {
+			t.Fatalf("record %s: %v", r, err)
+		}
+	}
+	return out
+}
