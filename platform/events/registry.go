@@ -216,8 +216,8 @@ func Decode(topic string, value []byte) (Record, error) {
 }
 
 // DecodeOwned is Decode for a value handed over to the record: its strings share value's memory, so
-// value must never change afterwards. It saves copying the message: a quarter to a third of the time
-// decoding a fill takes, and two thirds of the bytes it allocates. A consumer's message values
+// value must never change afterwards. It saves copying the message, a good share of the time decoding
+// a fill takes and most of the bytes it allocates. A consumer's message values
 // qualify: kafka-go allocates each one, and the consumer only reads it.
 func DecodeOwned(topic string, value []byte) (Record, error) {
 	return decodeTopic(topic, value, decodeRecordOwned)

@@ -12,9 +12,9 @@ import (
 // read from the database, an answer's body), and never keep such a slice, or anything sliced from it,
 // past the response: it would be overwritten under your feet.
 //
-// Pages of records are the bulk of what the read routes allocate (~25 KB for a page of fills, twice:
-// once read, once written), and allocating them afresh made the garbage collector a fifth of the
-// trades route's CPU. Outside a request served by an API, and for sizes past the largest pooled
+// Pages of records are the bulk of what the read routes allocate (a page of fills, twice: once read,
+// once written), and allocating them afresh made the garbage collector a large share of the trades
+// route's CPU. Outside a request served by an API, and for sizes past the largest pooled
 // one, Scratch simply allocates.
 func Scratch(ctx context.Context, n int) []byte {
 	st := stateFrom(ctx)

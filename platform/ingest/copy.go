@@ -98,8 +98,8 @@ func (e *copyEncoder) options() string {
 
 // rowStream renders records as a COPY payload while the payload is read, a window at a time, so
 // that Postgres parses the first rows while later ones are still being encoded (rendering a whole
-// 10k-fill batch first kept the server idle for 15 ms a batch), and a batch never holds its whole
-// payload (12 MB for 10k fills). Keeping it would serve only the rare batch that falls back to the
+// batch first kept the server idle meanwhile), and a batch never holds its whole payload (megabytes
+// for a batch of fills). Keeping it would serve only the rare batch that falls back to the
 // staging path, and that batch renders its rows again instead. With ordinals, each row ends with
 // one more int4 column holding its index in recs (the staging table's _ord).
 type rowStream[T any] struct {

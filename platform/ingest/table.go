@@ -173,7 +173,7 @@ func (t Table[T]) validate() (schema, name string, err error) {
 
 // columnTypes returns the type OID of each of Columns, in order. They are remembered on the
 // connection until an Insert fails: asking cost a round trip per batch, which waited on the
-// consumer's busy goroutines for up to 10 ms while the server sat idle.
+// consumer's busy goroutines while the server sat idle.
 func (t Table[T]) columnTypes(ctx context.Context, tx pgx.Tx, target pgx.Identifier) ([]uint32, error) {
 	key := t.typesKey(target)
 	cache := tx.Conn().PgConn().CustomData()

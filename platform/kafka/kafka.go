@@ -58,8 +58,7 @@ func (c Config) NewReader(group string, topics []string) *kafkago.Reader {
 		MinBytes:    1,
 		// Kafka's own default per partition: one writer batch (kafka-go caps those at 1 MB), which
 		// brokers return whole even when larger. At 16 MB the embedded broker built each response by
-		// appending a dozen batches into a growing buffer: 0.4-0.9 s of CPU per 300 k fills, up to a
-		// quarter of the ingest benchmark's Go side, against 0.15 s at 1 MB.
+		// appending a dozen batches into a growing buffer, a large share of the ingest's CPU.
 		MaxBytes: 1 << 20,
 		MaxWait:  250 * time.Millisecond,
 		// Enough queued messages for the next batch to be ready while the current one commits.

@@ -219,8 +219,8 @@ func (s *store) rows(ctx context.Context, out []Row, sql string, args ...any) ([
 
 // recordArena copies the records of one read into a few chunks of httpapi.Scratch memory, lent for
 // the request and reused by later ones once its response is written. Every page a read route
-// answers is such a copy (a page of fills is 20 records of ~1.2 KB), and allocating them one by one
-// made the GC a fifth of the trades route's CPU. Outside a request Scratch allocates, so rows read
+// answers is such a copy (a page of fills is 20 records of a kilobyte or so), and allocating them one
+// by one made the garbage collector a large share of the trades route's CPU. Outside a request Scratch allocates, so rows read
 // elsewhere (tests, tools) own their memory.
 type recordArena struct {
 	ctx context.Context

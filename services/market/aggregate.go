@@ -128,7 +128,7 @@ type Delta struct {
 
 	// Trades are the indexes of the bucket's trades in the input slice, in (ts, fillRecordId) order.
 	// Deltas share one backing array per symbol (capped, so an append copies): eight appends per
-	// trade were a third of Aggregate's time.
+	// trade were a large share of Aggregate's time.
 	Trades []int
 }
 
