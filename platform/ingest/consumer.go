@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,16 +35,17 @@ type Config struct {
 	// Schema holds <Schema>.kafka_offsets (created by pg.Migrate).
 	Schema string
 	// BatchSize is the most messages written in one transaction (default DefaultBatchSize). Each
-	// transaction has a fixed cost (its round trips to Postgres and a Kafka commit): on a 2-core
-	// machine 2000-row batches of fills ran at under 60% of the rate of 10000-row ones. Under light
-	// load BatchWait closes batches long before they fill, so the size only matters in a backlog.
+	// transaction has a fixed cost (its round trips to Postgres and a Kafka commit), which small
+	// batches pay often: smaller batches ingest a backlog markedly slower. Under light load
+	// BatchWait closes batches long before they fill, so the size only matters in a backlog.
 	BatchSize int
 	// BatchWait is how long a batch stays open for more messages after its first (default 100ms).
 	BatchWait time.Duration
 	// Writers is how many batches are written at once, each in its own transaction on its own
 	// connection (default DefaultWriters). A topic partition is always written by the same writer,
-	// so its batches commit in order; partitions go to writers as they first appear, to the one
-	// with the fewest. One writer keeps one Postgres backend busy, and a backlog then waits on that
+	// so its batches commit in order; partition p of the i-th topic goes to writer (p + i) mod
+	// Writers, the same one in every run, so that a skewed topic is spread the same way each time
+	// and its load can be reproduced (see WriterOf). One writer keeps one Postgres backend busy, and a backlog then waits on that
 	// backend's core while the database's others idle.
 	Writers int
 	// MinBackoff and MaxBackoff bound the wait between retries of a failed batch
@@ -478,8 +478,10 @@ type batch struct {
 // blocking while that is full. It returns when ctx ends, handing over what it holds.
 func (c *Consumer) fetchLoop(ctx context.Context, r *kafkago.Reader, queues []chan *batch, free chan *batch) {
 	open := make([]*batch, len(queues))
-	writerOf := map[topicPartition]int{}
-	partitions := make([]int, len(queues)) // how many partitions each writer has been given
+	topicIndex := make(map[string]int, len(c.topics))
+	for i, t := range c.topics {
+		topicIndex[t] = i
+	}
 	// Sending is not abandoned when ctx ends: the writers drain their queues until they close.
 	handOver := func(due time.Time) {
 		for i, b := range open {
@@ -531,13 +533,7 @@ func (c *Consumer) fetchLoop(ctx context.Context, r *kafkago.Reader, queues []ch
 		}
 		backoff = c.cfg.MinBackoff
 
-		tp := topicPartition{m.Topic, m.Partition}
-		i, ok := writerOf[tp]
-		if !ok {
-			i = slices.Index(partitions, slices.Min(partitions))
-			writerOf[tp] = i
-			partitions[i]++
-		}
+		i := WriterOf(topicIndex[m.Topic], m.Partition, len(queues))
 		b := open[i]
 		if b == nil {
 			select {
@@ -562,6 +558,10 @@ func (c *Consumer) fetchLoop(ctx context.Context, r *kafkago.Reader, queues []ch
 		}
 	}
 }
+
+// WriterOf is the writer (of writers) that writes partition p of the consumer's topic-th topic, in
+// the order of its sinks.
+func WriterOf(topic, p, writers int) int { return (p + topic) % writers }
 
 // until returns ctx bounded by due, or merely cancelable when due is zero.
 func until(ctx context.Context, due time.Time) (context.Context, context.CancelFunc) {

@@ -97,24 +97,42 @@ type Event[T events.Record] struct {
 // Records is the sink of a protocol topic whose records are of type T: every message is decoded
 // strictly and validated (events.Decode), so write only ever sees valid records of the topic.
 func Records[T events.Record](topic string, write func(ctx context.Context, tx pgx.Tx, evs []Event[T]) error) Sink {
-	return NewSink(topic, func(m Message) (Event[T], error) {
-		var zero Event[T]
-		// The consumer hands each sink the value kafka-go allocated for that message and never
-		// changes it, so the record may share its memory (a quarter of a fill's decoding cost).
-		r, err := events.DecodeOwned(topic, m.Value)
+	return NewSink(topic, func(m Message) (Event[T], error) { return decodeEvent[T](topic, m) }, write)
+}
+
+// Prepared is Records for a topic whose records a service turns into rows before writing them:
+// prepare runs as each message is decoded, on the goroutine that fetches, beside the writers, so its
+// work is off the path of the transactions. An error from prepare sends the message to the DLQ, as a
+// decoding error does; prepare must not depend on Postgres.
+func Prepared[T events.Record, R any](topic string, prepare func(Event[T]) (R, error), write func(ctx context.Context, tx pgx.Tx, rows []R) error) Sink {
+	return NewSink(topic, func(m Message) (R, error) {
+		var zero R
+		e, err := decodeEvent[T](topic, m)
 		if err != nil {
 			return zero, err
 		}
-		t, ok := r.(T)
-		if !ok {
-			return zero, fmt.Errorf("topic %s carries %T, not %T", topic, r, zero.Record)
-		}
-		b, err := compact(m.Value)
-		if err != nil {
-			return zero, err
-		}
-		return Event[T]{Record: t, JSON: b}, nil
+		return prepare(e)
 	}, write)
+}
+
+// decodeEvent decodes m, a message of topic carrying records of type T.
+func decodeEvent[T events.Record](topic string, m Message) (Event[T], error) {
+	var zero Event[T]
+	// The consumer hands each sink the value kafka-go allocated for that message and never changes
+	// it, so the record may share its memory (see events.DecodeOwned).
+	r, err := events.DecodeOwned(topic, m.Value)
+	if err != nil {
+		return zero, err
+	}
+	t, ok := r.(T)
+	if !ok {
+		return zero, fmt.Errorf("topic %s carries %T, not %T", topic, r, zero.Record)
+	}
+	b, err := compact(m.Value)
+	if err != nil {
+		return zero, err
+	}
+	return Event[T]{Record: t, JSON: b}, nil
 }
 
 // compact returns value without insignificant whitespace. Producers encode compactly (json.Marshal),
