@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math/big"
 	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -30,7 +32,8 @@ func NewIngest(schema string) *Ingest {
 // Sinks returns one sink per consumed topic.
 func (in *Ingest) Sinks() []ingest.Sink {
 	return []ingest.Sink{
-		ingest.Records(events.TopicFills, in.writeFills),
+		// The rows of a fill, one per account, are made as it is decoded, beside the writers.
+		ingest.Prepared(events.TopicFills, prepareFill, in.writeFills),
 		ingest.Records(events.TopicOrderActions, in.writeOrderActions),
 		ingest.Records(events.TopicOrders, in.writeOrders),
 		ingest.Records(events.TopicDeposits, in.writeDeposits),
@@ -60,6 +63,11 @@ type FillRow struct {
 	Side     user.Side
 	Record   []byte
 	Position []byte // nil when the fill closed nothing
+	// After is the account's position in the market once the fill is applied; nil for spot fills
+	// and for rows not applied (a late fill, until its market is derived again).
+	After *user.Position
+
+	applied bool // moved its position (or was found not to)
 }
 
 // Pos is the row's place in its account's history.
@@ -71,9 +79,10 @@ func (r *FillRow) Pos() user.Pos {
 // into the same table for their baseline.
 func FillsTable(schema string) ingest.Table[*FillRow] {
 	return ingest.Table[*FillRow]{
-		Name:    schema + ".fills",
-		Columns: []string{"account", "ts", "tx_sig", "tx_sig_index", "slot", "symbol", "prediction", "order_id", "record", "position"},
-		Key:     []string{"account", "ts", "tx_sig", "tx_sig_index"},
+		Name: schema + ".fills",
+		Columns: []string{"account", "ts", "tx_sig", "tx_sig_index", "slot", "symbol", "prediction", "order_id", "record", "position",
+			"base_after", "quote_entry_after"},
+		Key: []string{"account", "ts", "tx_sig", "tx_sig_index"},
 		Row: func(r *FillRow) []any {
 			f := r.Fill
 			var position any
@@ -81,7 +90,12 @@ func FillsTable(schema string) ingest.Table[*FillRow] {
 				position = r.Position
 			}
 			prediction := f.MarketFilter == events.FilterPrediction || events.MarketFilter(f.MarketType, f.Symbol) == events.FilterPrediction
-			return []any{r.Side.Account, f.Ts, f.TxSig, int32(f.TxSigIndex), f.Slot, f.Symbol, prediction, r.Side.OrderID, r.Record, position}
+			var base, quote any
+			if r.After != nil {
+				base, quote = r.After.Base.String(), r.After.QuoteEntry.String()
+			}
+			return []any{r.Side.Account, f.Ts, f.TxSig, int32(f.TxSigIndex), f.Slot, f.Symbol, prediction, r.Side.OrderID, r.Record, position,
+				base, quote}
 		},
 	}
 }
@@ -133,45 +147,38 @@ func positionRecord(record []byte, fee events.Amount, c *user.Closed) []byte {
 // record is computed before the row is written: no row is written twice. A fill that turns out new
 // and older than that last fill (one that arrived late) has the positions of its account and market
 // derived again from the stored fills.
-func (in *Ingest) writeFills(ctx context.Context, tx pgx.Tx, evs []ingest.Event[*events.Fill]) error {
-	var rows []*FillRow
-	seen := map[user.Pos]map[string]bool{}
-	markets := map[string]events.Market{}
-	for _, e := range evs {
-		f := e.Record
-		if _, ok := markets[f.Symbol]; !ok && f.Symbol != "" {
-			markets[f.Symbol] = events.Market{Symbol: f.Symbol, Index: f.MarketIndex, Type: f.MarketType}
-		}
-		for _, side := range user.Sides(f) {
-			r := &FillRow{Fill: f, Side: side}
-			p := r.Pos()
-			if seen[p] == nil {
-				seen[p] = map[string]bool{}
-			}
-			if seen[p][side.Account] { // the same fill twice in one batch
-				continue
-			}
-			seen[p][side.Account] = true
-			rec, err := withUser(f, e.JSON, side.Account)
-			if err != nil {
-				return err
-			}
-			r.Record = rec
-			rows = append(rows, r)
-		}
-	}
+func (in *Ingest) writeFills(ctx context.Context, tx pgx.Tx, prepared [][]*FillRow) error {
+	rows, markets := collect(prepared)
 	positions, err := in.positions(ctx, tx, rows)
 	if err != nil {
 		return err
 	}
-	fresh, err := FillsTable(in.schema).Insert(ctx, tx, rows)
+	// Rows are written in slot order, and each moves its position as it is sent: the position
+	// arithmetic runs while Postgres takes the rows before it, not ahead of them all.
+	slices.SortStableFunc(rows, func(x, y *FillRow) int { return x.Pos().Compare(y.Pos()) })
+	var applyErr error
+	table := FillsTable(in.schema)
+	row := table.Row
+	table.Row = func(r *FillRow) []any {
+		if err := positions.applyOne(r); err != nil && applyErr == nil {
+			applyErr = err
+		}
+		return row(r)
+	}
+	fresh, err := table.Insert(ctx, tx, rows)
+	if applyErr != nil {
+		return applyErr
+	}
 	if err != nil {
 		return fmt.Errorf("insert fills: %w", err)
 	}
-	var late []positionKey
+	// The oldest late row of each position: its market is derived again from there.
+	late := map[positionKey]user.Pos{}
 	for _, r := range fresh {
-		if k := positionKeyOf(r); positions.isLate(k, r) && !slices.Contains(late, k) {
-			late = append(late, k)
+		if k := positionKeyOf(r); positions.isLate(k, r) {
+			if from, ok := late[k]; !ok || r.Pos().Compare(from) < 0 {
+				late[k] = r.Pos()
+			}
 		}
 	}
 	var b pgx.Batch
@@ -182,12 +189,87 @@ func (in *Ingest) writeFills(ctx context.Context, tx pgx.Tx, evs []ingest.Event[
 			return fmt.Errorf("save markets and positions: %w", err)
 		}
 	}
-	for _, k := range late {
-		if err := in.rederive(ctx, tx, k); err != nil {
+	for _, k := range slices.SortedFunc(maps.Keys(late), cmpKeys) {
+		if err := in.rederive(ctx, tx, k, late[k]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// BaselineRows are the rows a first ingest of evs writes into an empty schema (closed positions
+// included): what benchmarks COPY for their baseline.
+func BaselineRows(evs []ingest.Event[*events.Fill]) ([]*FillRow, error) {
+	prepared := make([][]*FillRow, len(evs))
+	for i, e := range evs {
+		rows, err := prepareFill(e)
+		if err != nil {
+			return nil, err
+		}
+		prepared[i] = rows
+	}
+	rows, _ := collect(prepared)
+	book := &positionBook{before: map[positionKey]user.Pos{}, after: map[positionKey]*positionState{}}
+	return rows, book.apply(rows)
+}
+
+// prepareFill makes a fill's rows, one for each account it belongs to. A perp fill that cannot move a
+// position (negative amounts) is refused here, so that it goes to the DLQ rather than stopping its
+// partition at the arithmetic.
+func prepareFill(e ingest.Event[*events.Fill]) ([]*FillRow, error) {
+	f := e.Record
+	if f.MarketType == events.MarketTypePerp {
+		for _, a := range []struct {
+			name string
+			v    events.Amount
+		}{{"baseAssetAmountFilled", f.BaseAssetAmountFilled}, {"quoteAssetAmountFilled", f.QuoteAssetAmountFilled}} {
+			if strings.HasPrefix(string(a.v), "-") {
+				return nil, fmt.Errorf("fill %s/%d: %s %s is negative", f.TxSig, f.TxSigIndex, a.name, a.v)
+			}
+		}
+	}
+	sides := user.Sides(f)
+	rows := make([]*FillRow, 0, len(sides))
+	for _, side := range sides {
+		rec, err := withUser(f, e.JSON, side.Account)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, &FillRow{Fill: f, Side: side, Record: rec})
+	}
+	return rows, nil
+}
+
+// collect flattens a batch's rows, leaving out a fill's row for an account that the batch already
+// holds (the same fill twice in one batch), and returns the markets they name.
+func collect(prepared [][]*FillRow) ([]*FillRow, map[string]events.Market) {
+	n := 0
+	for _, p := range prepared {
+		n += len(p)
+	}
+	rows := make([]*FillRow, 0, n)
+	type key struct {
+		pos     user.Pos
+		account string
+	}
+	seen := make(map[key]bool, n)
+	markets := map[string]events.Market{}
+	for _, p := range prepared {
+		for _, r := range p {
+			k := key{r.Pos(), r.Side.Account}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			rows = append(rows, r)
+			if f := r.Fill; f.Symbol != "" {
+				if _, ok := markets[f.Symbol]; !ok {
+					markets[f.Symbol] = events.Market{Symbol: f.Symbol, Index: f.MarketIndex, Type: f.MarketType}
+				}
+			}
+		}
+	}
+	return rows, markets
 }
 
 // positionKey is one account's position in one market.
@@ -206,9 +288,8 @@ type positionState struct {
 	last user.Pos
 }
 
-// positions applies rows to their accounts' perp positions in order, setting the closed-position
-// record of the rows that closed something. Rows no newer than their position's last fill are left
-// alone: replays, or late fills (isLate tells once the insert has said which are new).
+// positions reads (and locks) the state of the positions rows move, for applying them as they are
+// written (applyOne).
 func (in *Ingest) positions(ctx context.Context, tx pgx.Tx, rows []*FillRow) (*positionBook, error) {
 	book := &positionBook{before: map[positionKey]user.Pos{}, after: map[positionKey]*positionState{}}
 	var perp []*FillRow
@@ -253,26 +334,48 @@ func (in *Ingest) positions(ctx context.Context, tx pgx.Tx, rows []*FillRow) (*p
 	if err != nil {
 		return nil, fmt.Errorf("read positions: %w", err)
 	}
-	slices.SortStableFunc(perp, func(a, b *FillRow) int { return a.Pos().Compare(b.Pos()) })
-	for _, r := range perp {
-		k := positionKeyOf(r)
-		st := book.after[k]
-		if st == nil {
-			st = &positionState{pos: user.NewPosition()}
-			book.after[k] = st
-		} else if r.Pos().Compare(st.last) <= 0 {
-			continue
-		}
-		closed, err := apply(&st.pos, r)
-		if err != nil {
-			return nil, err
-		}
-		if closed != nil {
-			r.Position = positionRecord(r.Record, r.Side.Fee, closed)
-		}
-		st.last = r.Pos()
-	}
 	return book, nil
+}
+
+// apply moves the book's positions by rows, in order, setting the closed-position record of the rows
+// that closed something.
+func (b *positionBook) apply(rows []*FillRow) error {
+	sorted := slices.Clone(rows)
+	slices.SortStableFunc(sorted, func(x, y *FillRow) int { return x.Pos().Compare(y.Pos()) })
+	for _, r := range sorted {
+		if err := b.applyOne(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyOne moves r's position by r, which must come after every row applied before it in slot order.
+// A row no newer than its position's last fill is left alone: a replay, or a late fill (isLate tells
+// once the insert has said which rows are new). A row is applied once, however often it is asked.
+func (b *positionBook) applyOne(r *FillRow) error {
+	if r.applied || r.Fill.MarketType != events.MarketTypePerp {
+		return nil
+	}
+	r.applied = true
+	k := positionKeyOf(r)
+	st := b.after[k]
+	if st == nil {
+		st = &positionState{pos: user.NewPosition()}
+		b.after[k] = st
+	} else if r.Pos().Compare(st.last) <= 0 {
+		return nil
+	}
+	closed, err := apply(&st.pos, r)
+	if err != nil {
+		return err
+	}
+	if closed != nil {
+		r.Position = positionRecord(r.Record, r.Side.Fee, closed)
+	}
+	r.After = &user.Position{Base: new(big.Int).Set(st.pos.Base), QuoteEntry: new(big.Int).Set(st.pos.QuoteEntry)}
+	st.last = r.Pos()
+	return nil
 }
 
 // apply moves pos by the fill of r.
@@ -341,66 +444,79 @@ func compareStrings(a, b string) int {
 	return 0
 }
 
-// rederive derives every position record of k again from its stored fills, in order, after a late
-// fill: the records after it changed. Rare; it reads the account's whole history in the market.
-func (in *Ingest) rederive(ctx context.Context, tx pgx.Tx, k positionKey) error {
+// rederive derives the position records of k again from the late row at from onwards: each row keeps
+// the position after it, so the derivation starts from the row before from and rewrites only the rows
+// after it, a handful for a fill that arrived a moment late.
+func (in *Ingest) rederive(ctx context.Context, tx pgx.Tx, k positionKey, from user.Pos) error {
 	fills := pgx.Identifier{in.schema, "fills"}.Sanitize()
-	rs, err := tx.Query(ctx, `SELECT ts, tx_sig, tx_sig_index, record FROM `+fills+
-		` WHERE account = $1 AND symbol = $2 ORDER BY ts, slot, tx_sig, tx_sig_index`, k.account, k.symbol)
-	if err != nil {
-		return fmt.Errorf("read the fills of %v: %w", k, err)
-	}
-	type update struct {
-		ts       int64
-		sig      string
-		idx      int32
-		position []byte
-	}
-	var updates []update
 	pos := user.NewPosition()
-	var last user.Pos
-	var ts int64
-	var sig string
-	var idx int32
+	var base, quote string
+	err := tx.QueryRow(ctx, `SELECT base_after::text, quote_entry_after::text FROM `+fills+`
+		WHERE account = $1 AND symbol = $2 AND base_after IS NOT NULL AND (ts, slot, tx_sig, tx_sig_index) < ($3, $4, $5, $6)
+		ORDER BY ts DESC, slot DESC, tx_sig DESC, tx_sig_index DESC LIMIT 1`,
+		k.account, k.symbol, from.Ts, from.Slot, from.TxSig, int32(from.Index)).Scan(&base, &quote)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+	case err != nil:
+		return fmt.Errorf("read the position of %v before %v: %w", k, from, err)
+	default:
+		b, ok1 := new(big.Int).SetString(base, 10)
+		q, ok2 := new(big.Int).SetString(quote, 10)
+		if !ok1 || !ok2 {
+			return fmt.Errorf("stored position of %v: %s, %s", k, base, quote)
+		}
+		pos = user.Position{Base: b, QuoteEntry: q}
+	}
+	rs, err := tx.Query(ctx, `SELECT record FROM `+fills+` WHERE account = $1 AND symbol = $2 AND ts >= $3
+		AND (ts, slot, tx_sig, tx_sig_index) >= ($3, $4, $5, $6) ORDER BY ts, slot, tx_sig, tx_sig_index`,
+		k.account, k.symbol, from.Ts, from.Slot, from.TxSig, int32(from.Index))
+	if err != nil {
+		return fmt.Errorf("read the fills of %v from %v: %w", k, from, err)
+	}
+	var rows []*FillRow
 	var record []byte
-	_, err = pgx.ForEachRow(rs, []any{&ts, &sig, &idx, &record}, func() error {
+	_, err = pgx.ForEachRow(rs, []any{&record}, func() error {
 		f := new(events.Fill)
 		if err := json.Unmarshal(record, f); err != nil {
-			return fmt.Errorf("stored fill %s/%d: %w", sig, idx, err)
+			return fmt.Errorf("stored fill of %v: %w", k, err)
 		}
-		var side user.Side
+		r := &FillRow{Fill: f, Record: slices.Clone(record)}
 		for _, s := range user.Sides(f) {
 			if s.Account == k.account {
-				side = s
+				r.Side = s
 			}
 		}
-		r := &FillRow{Fill: f, Side: side, Record: slices.Clone(record)}
 		closed, err := apply(&pos, r)
 		if err != nil {
 			return err
 		}
-		var p []byte
 		if closed != nil {
-			p = positionRecord(r.Record, side.Fee, closed)
+			r.Position = positionRecord(r.Record, r.Side.Fee, closed)
 		}
-		updates = append(updates, update{ts, sig, idx, p})
-		last = r.Pos()
+		r.After = &user.Position{Base: new(big.Int).Set(pos.Base), QuoteEntry: new(big.Int).Set(pos.QuoteEntry)}
+		rows = append(rows, r)
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("derive the positions of %v: %w", k, err)
 	}
 	var b pgx.Batch
-	for _, u := range updates {
+	for _, r := range rows {
 		var p any
-		if u.position != nil {
-			p = u.position
+		if r.Position != nil {
+			p = r.Position
 		}
-		b.Queue(`UPDATE `+fills+` SET position = $5 WHERE account = $1 AND ts = $2 AND tx_sig = $3 AND tx_sig_index = $4`,
-			k.account, u.ts, u.sig, u.idx, p)
+		f := r.Fill
+		b.Queue(`UPDATE `+fills+` SET position = $5, base_after = $6, quote_entry_after = $7
+			WHERE account = $1 AND ts = $2 AND tx_sig = $3 AND tx_sig_index = $4`,
+			k.account, f.Ts, f.TxSig, int32(f.TxSigIndex), p, r.After.Base.String(), r.After.QuoteEntry.String())
 	}
-	b.Queue(`UPDATE `+in.t.positionState+` SET base = $3, quote_entry = $4, last_ts = $5, last_slot = $6, last_tx_sig = $7, last_index = $8
-		WHERE account = $1 AND symbol = $2`, k.account, k.symbol, pos.Base.String(), pos.QuoteEntry.String(), last.Ts, last.Slot, last.TxSig, int32(last.Index))
+	if n := len(rows); n > 0 {
+		last := rows[n-1]
+		b.Queue(`UPDATE `+in.t.positionState+` SET base = $3, quote_entry = $4, last_ts = $5, last_slot = $6, last_tx_sig = $7, last_index = $8
+			WHERE account = $1 AND symbol = $2`, k.account, k.symbol, last.After.Base.String(), last.After.QuoteEntry.String(),
+			last.Fill.Ts, last.Fill.Slot, last.Fill.TxSig, int32(last.Fill.TxSigIndex))
+	}
 	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 		return fmt.Errorf("save the positions of %v: %w", k, err)
 	}

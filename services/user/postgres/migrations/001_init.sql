@@ -13,7 +13,9 @@ CREATE TABLE markets (
 -- A fill is stored once per account it belongs to: its taker's and its maker's. record is the fill
 -- with user set to the account; position, set on the fills that reduced, closed or flipped the
 -- account's perp position, is the closed-position record of /positions (the fill and the position
--- before it), so that a closed position costs no row of its own.
+-- before it), so that a closed position costs no row of its own. base_after and quote_entry_after are
+-- the perp position once the fill is applied: a fill that arrives late has its market's positions
+-- derived again from the row before it, not from the account's first fill.
 CREATE TABLE fills (
     account      text    NOT NULL,
     ts           bigint  NOT NULL,
@@ -25,6 +27,8 @@ CREATE TABLE fills (
     order_id     text    NOT NULL,
     record       json    NOT NULL,
     position     json,
+    base_after        numeric,
+    quote_entry_after numeric,
     PRIMARY KEY (account, ts, tx_sig, tx_sig_index)
 ) PARTITION BY RANGE (ts);
 CREATE INDEX fills_symbol_key ON fills (account, symbol, ts, tx_sig, tx_sig_index);
