@@ -86,12 +86,19 @@ func database(b *testing.B, name string, fresh bool) *pgxpool.Pool {
 // marketService builds the market service on pool with its own embedded broker.
 func marketService(b *testing.B, pool *pgxpool.Pool, now func() time.Time) (*kit.Instance, *kafka.Embedded) {
 	b.Helper()
+	broker := benchBroker(b)
+	return startService(b, pool, broker, market.Service(market.Config{}), kit.Settings{}, now), broker
+}
+
+// benchBroker is an embedded broker closed when the benchmark ends.
+func benchBroker(b *testing.B) *kafka.Embedded {
+	b.Helper()
 	broker, err := kafka.StartEmbedded(context.Background(), kafka.EmbeddedOptions{Partitions: 3})
 	if err != nil {
 		b.Fatalf("start broker: %v", err)
 	}
 	b.Cleanup(broker.Close)
-	return startService(b, pool, broker, market.Service(market.Config{}), kit.Settings{}, now), broker
+	return broker
 }
 
 // startService starts svc with set on pool and broker, as the kit starts it in a deployment.

@@ -1,15 +1,16 @@
 package bench_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"runtime"
-	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	kafkago "github.com/segmentio/kafka-go"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -18,49 +19,16 @@ import (
 	"github.com/tidemark/tidemark/platform/ingest"
 	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/kit"
-	"github.com/tidemark/tidemark/services/market/postgres"
+	marketpg "github.com/tidemark/tidemark/services/market/postgres"
 	market "github.com/tidemark/tidemark/services/market/service"
+	userpg "github.com/tidemark/tidemark/services/user/postgres"
+	user "github.com/tidemark/tidemark/services/user/service"
 	"github.com/tidemark/tidemark/tools/sim"
 )
 
 const ingestFills = 300_000
 
 var errEnough = errors.New("enough")
-
-func truncate(b *testing.B, pool *pgxpool.Pool) {
-	b.Helper()
-	ctx := context.Background()
-	if _, err := pool.Exec(ctx, "TRUNCATE market.fills, market.candles, market.markets"); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := pool.Exec(ctx, "CHECKPOINT"); err != nil {
-		b.Fatal(err)
-	}
-}
-
-// copyText renders rows in COPY's text format. The fills table's values are strings, integers and
-// JSON bytes; only the escapes those need are applied.
-func copyText(rows [][]any) []byte {
-	var buf bytes.Buffer
-	esc := strings.NewReplacer("\\", "\\\\", "\t", "\\t", "\n", "\\n", "\r", "\\r")
-	for _, row := range rows {
-		for i, v := range row {
-			if i > 0 {
-				buf.WriteByte('\t')
-			}
-			switch v := v.(type) {
-			case string:
-				esc.WriteString(&buf, v)
-			case []byte:
-				esc.WriteString(&buf, string(v))
-			default:
-				fmt.Fprint(&buf, v)
-			}
-		}
-		buf.WriteByte('\n')
-	}
-	return buf.Bytes()
-}
 
 // simulatedFills returns n fill messages of the simulator, the same in every run.
 func simulatedFills(b *testing.B, n int) []events.Message {
@@ -90,169 +58,225 @@ func simulatedFills(b *testing.B, n int) []events.Message {
 	return out
 }
 
-// ingestRounds alternates baseline and ingest runs: this machine's other tenants slow any single
-// run by up to half, and the best of several runs of each side is what each can do.
+// ingestRounds alternates baseline and ingest runs: this machine's other tenants slow any single run
+// by up to half, and the best of several runs of each side is what each can do.
 const ingestRounds = 5
 
-var ingestProfile = flag.String("bench.ingestprofile", "", "write a CPU profile of the last round's ingest with the default writers (the consumer side only) to this file")
+var ingestProfile = flag.String("bench.ingestprofile", "", "write a CPU profile of the last round's ingest (the whole process while the consumer runs) to this file, suffixed with the service's name")
 
-// BenchmarkIngestFills measures fills/s from the broker into the market schema (decode, validate,
-// COPY, candles at 8 resolutions, offsets, Kafka commit) against a raw COPY of the same rows into
-// the same table, in alternating rounds of the same run. Target: best ingest / best COPY >= 0.8.
-//
-// The ingest runs as the service does, with ingest.DefaultWriters writers, each partition's batches
-// written by one of them on its own connection. The baseline is one COPY on one connection. So that
-// the figure also tells what the consumer costs per batch, every round times a one-writer ingest of
-// the same messages too, in alternating order.
-//
-// It also times the sinks' write path alone: the same fills decoded beforehand and written by the
-// market sink in transactions of a batch's size, with no broker, reader or decoding beside it. Its
-// ratio tells the consumer's database work from what the broker and the decoding cost Postgres
-// when all three share this machine's two cores.
+// ingestCase is one service's fill ingest: where its rows go and how they are made.
+type ingestCase struct {
+	name    string
+	svc     kit.Service
+	schema  string
+	table   string   // the table the rows of the fills go to
+	columns []string // its columns, as the service's ingest.Table writes them
+	// rows are the rows the service's first ingest of msgs writes into table, built as its sink
+	// builds them, each with the index of its message.
+	rows  func(b *testing.B, msgs []events.Message) (rows [][]any, msg []int)
+	empty string // the statement emptying what the ingest writes
+}
+
+func ingestCases() []ingestCase {
+	decode := func(b *testing.B, sinks []ingest.Sink, m events.Message) any {
+		for _, s := range sinks {
+			if s.Topic() == events.TopicFills {
+				r, err := s.Decode(ingest.Message{Topic: m.Topic, Key: m.Key, Value: m.Value})
+				if err != nil {
+					b.Fatalf("decode: %v", err)
+				}
+				return r
+			}
+		}
+		b.Fatal("no sink of fills")
+		return nil
+	}
+	marketTable, userTable := marketpg.FillsTable("market"), userpg.FillsTable("users")
+	return []ingestCase{
+		{
+			name: "market", svc: market.Service(market.Config{}), schema: "market", table: "fills", columns: marketTable.Columns,
+			rows: func(b *testing.B, msgs []events.Message) ([][]any, []int) {
+				// The service's default edge window: the simulated fills are weeks old, so the ingest
+				// publishes no candle change.
+				sinks := marketpg.NewIngest("market", market.DefaultEdgeWindow, time.Now).Sinks()
+				out, of := make([][]any, len(msgs)), make([]int, len(msgs))
+				for i, m := range msgs {
+					out[i], of[i] = marketTable.Row(decode(b, sinks, m).(marketpg.StoredFill)), i
+				}
+				return out, of
+			},
+			empty: "TRUNCATE market.fills, market.candles, market.markets",
+		},
+		{
+			name: "user", svc: user.Service(), schema: "users", table: "fills", columns: userTable.Columns,
+			rows: func(b *testing.B, msgs []events.Message) ([][]any, []int) {
+				evs := make([]ingest.Event[*events.Fill], len(msgs))
+				msgOf := make(map[*events.Fill]int, len(msgs))
+				for i, m := range msgs {
+					r, err := events.Decode(m.Topic, m.Value)
+					if err != nil {
+						b.Fatal(err)
+					}
+					evs[i] = ingest.Event[*events.Fill]{Record: r.(*events.Fill), JSON: m.Value}
+					msgOf[evs[i].Record] = i
+				}
+				rows, err := userpg.BaselineRows(evs)
+				if err != nil {
+					b.Fatal(err)
+				}
+				out, of := make([][]any, len(rows)), make([]int, len(rows))
+				for i, r := range rows {
+					out[i], of[i] = userTable.Row(r), msgOf[r.Fill]
+				}
+				return out, of
+			},
+			empty: "TRUNCATE users.fills, users.position_state, users.markets",
+		},
+	}
+}
+
+// BenchmarkIngestFills measures each service's fill ingest from the broker into its schema (decode,
+// validate, COPY, candles at 8 resolutions for market, both accounts' rows and their closed positions
+// for user, offsets, Kafka commit) with ingest.DefaultWriters writers, against ingest.DefaultWriters
+// concurrent raw COPY streams of the same rows into the same table on as many connections, in
+// alternating rounds of the same run. Each stream copies the rows its writer writes: fills are keyed
+// by market, and the busiest market's partition bounds both sides alike. Target: best ingest / best
+// COPY >= 0.8 for each.
 func BenchmarkIngestFills(b *testing.B) {
 	for range b.N {
-		var bestCopy, bestWrite, bestIngest, bestSteady, bestOne float64
-		for round := 1; round <= ingestRounds; round++ {
-			r := ingestRound(b, round)
-			bestCopy, bestWrite = max(bestCopy, r.copyRate), max(bestWrite, r.writeRate)
-			bestIngest, bestSteady = max(bestIngest, r.ingest.rate), max(bestSteady, r.ingest.steady)
-			bestOne = max(bestOne, r.oneWriter.rate)
-			b.Logf("round %d: raw COPY %.0f rows/s (binary %.0f, pre-rendered text %.0f); write path %.0f fills/s; "+
-				"ingest %.0f fills/s (from the consumer's start), %.0f after the first 10%%; ratio %.2f (steady %.2f, write path %.2f); "+
-				"one writer %.0f fills/s, ratio %.2f",
-				round, r.copyRate, r.binaryRate, r.textRate, r.writeRate, r.ingest.rate, r.ingest.steady,
-				r.ingest.rate/r.copyRate, r.ingest.steady/r.copyRate, r.writeRate/r.copyRate,
-				r.oneWriter.rate, r.oneWriter.rate/r.copyRate)
-			b.Logf("round %d: Postgres during the binary COPY: %s; the write path: %s; the ingest: %s; the one-writer ingest: %s",
-				round, r.copyCPU, r.writeCPU, r.ingest.cpu, r.oneWriter.cpu)
+		msgs := simulatedFills(b, ingestFills)
+		for _, c := range ingestCases() {
+			b.Run(c.name, func(b *testing.B) { benchIngest(b, c, msgs) })
 		}
-		b.ReportMetric(bestCopy, "copy_rows/s")
-		b.ReportMetric(bestIngest, "ingest_fills/s")
-		b.ReportMetric(bestIngest/bestCopy, "ratio")
-		b.ReportMetric(bestSteady/bestCopy, "steady_ratio")
-		b.ReportMetric(bestOne/bestCopy, "one_writer_ratio")
-		b.ReportMetric(bestWrite/bestCopy, "write_path_ratio")
-		b.Logf("%d fills, best of %d rounds: raw COPY %.0f rows/s, write path %.0f fills/s, ingest (%d writers) %.0f fills/s (%.0f steady), "+
-			"one writer %.0f fills/s; ratio %.2f (steady %.2f, one writer %.2f, write path %.2f)",
-			ingestFills, ingestRounds, bestCopy, bestWrite, ingest.DefaultWriters, bestIngest, bestSteady, bestOne,
-			bestIngest/bestCopy, bestSteady/bestCopy, bestOne/bestCopy, bestWrite/bestCopy)
 	}
 }
 
-type ingestRates struct {
-	binaryRate, textRate, copyRate, writeRate float64
-	// Postgres's, during the binary COPY and the write path
-	copyCPU, writeCPU cpuTimes
-	// the service's ingest, and the same with one writer
-	ingest, oneWriter ingestRun
-}
-
-type ingestRun struct {
-	rate, steady float64  // fills/s from the consumer's start, and after its first 10%
-	cpu          cpuTimes // Postgres's meanwhile
-}
-
-// ingestRound times the raw COPYs, the write path and then the ingests of the same fills, each into
-// the emptied tables of a fresh database.
-func ingestRound(b *testing.B, round int) ingestRates {
+func benchIngest(b *testing.B, c ingestCase, msgs []events.Message) {
 	ctx := context.Background()
-	msgs := simulatedFills(b, ingestFills)
-	pool := database(b, "bench_ingest", true)
-	defer pool.Close()
-
-	// Baseline: the rows the ingest would write, decoded by the service's fills sink and built
-	// beforehand, in one COPY. The write path takes the same decoded records.
-	var sink ingest.Sink
-	// The service's default edge window: the simulated fills are weeks old, so neither the write
-	// path nor the ingest publishes candle changes.
-	for _, s := range postgres.NewIngest("market", market.DefaultEdgeWindow, time.Now).Sinks() {
-		if s.Topic() == events.TopicFills {
-			sink = s
-		}
-	}
-	if sink == nil {
-		b.Fatalf("the market service has no sink for %s", events.TopicFills)
-	}
-	table := postgres.FillsTable("market")
-	recs := make([]any, len(msgs))
-	rows := make([][]any, len(msgs))
-	for i, m := range msgs {
-		r, err := sink.Decode(ingest.Message{Topic: m.Topic, Key: m.Key, Value: m.Value})
-		if err != nil {
-			b.Fatalf("decode: %v", err)
-		}
-		recs[i], rows[i] = r, table.Row(r.(postgres.StoredFill))
-	}
-	// The market schema, migrated by a service that is not run.
-	_, broker := marketService(b, pool, time.Now)
-	defer broker.Close()
-	// Every phase runs on warm backends, as a running service's connections are.
-	warmBackends(b, pool, phaseConns, table.Columns, rows)
-	truncate(b, pool)
-	// Two raw COPYs of those rows into the empty table: pgx's binary COPY, and COPY of text
-	// rendered beforehand (no client work while timed). The faster one is the baseline.
-	pg0 := postgresCPU()
-	start := time.Now()
-	n, err := pool.CopyFrom(ctx, pgx.Identifier{"market", "fills"}, table.Columns, pgx.CopyFromRows(rows))
-	binaryTime := time.Since(start)
-	r := ingestRates{copyCPU: postgresCPU().since(pg0)}
-	if err != nil || n != int64(len(rows)) {
-		b.Fatalf("raw COPY: %d rows, %v", n, err)
-	}
-	truncate(b, pool)
-	text := copyText(rows)
-	conn, err := pool.Acquire(ctx)
+	w := ingest.DefaultWriters
+	pool := database(b, "bench_ingest_"+c.name, true)
+	broker, err := kafka.StartEmbedded(ctx, kafka.EmbeddedOptions{Partitions: 3})
 	if err != nil {
 		b.Fatal(err)
 	}
-	start = time.Now()
-	tag, err := conn.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(text),
-		"COPY market.fills ("+strings.Join(table.Columns, ", ")+") FROM STDIN")
-	textTime := time.Since(start)
-	conn.Release()
-	if err != nil || tag.RowsAffected() != int64(len(rows)) {
-		b.Fatalf("raw text COPY: %v", err)
-	}
-	truncate(b, pool)
+	defer broker.Close()
+	// The schema, migrated by a service that is not run.
+	startService(b, pool, broker, c.svc, kit.Settings{}, time.Now)
+	rows, msgOf := c.rows(b, msgs)
 	total := len(msgs)
-	r.binaryRate, r.textRate = float64(total)/binaryTime.Seconds(), float64(total)/textTime.Seconds()
-	r.copyRate = max(r.binaryRate, r.textRate)
-	r.writeRate, r.writeCPU = writePath(b, pool, sink, recs)
+	// The baseline's streams copy what the writers write: partition p of the fills topic (the
+	// services' first sink) goes to writer ingest.WriterOf(0, p, w), as the consumer sends it.
+	streams := make([][][]any, w)
+	var hash kafkago.Hash
+	for i, row := range rows {
+		p := hash.Balance(kafkago.Message{Key: msgs[msgOf[i]].Key}, topicPartitions...)
+		s := ingest.WriterOf(0, p, w)
+		streams[s] = append(streams[s], row)
+	}
+	sizes := make([]int, w)
+	for i := range streams {
+		sizes[i] = len(streams[i])
+	}
+	b.Logf("%s: %d fills are %d rows of %s.%s; the writers' (and the COPY streams') shares: %v rows",
+		c.name, total, len(rows), c.schema, c.table, sizes)
+	// Every phase runs on warm backends, as a running service's connections are.
+	warmBackends(b, pool, phaseConns, c.schema, c.table, c.columns, rows)
+	empty(b, pool, c.empty)
 
 	// The same fills through the broker. Producing is not timed: the figure is the consumer's.
 	kc := kafka.Config{Brokers: broker.Brokers()}
-	w := kc.NewWriter("")
-	w.BatchSize = 10000
-	w.BatchTimeout = 50 * time.Millisecond
-	if err := (kafka.Producer{W: w}).Write(ctx, msgs...); err != nil {
+	wr := kc.NewWriter("")
+	wr.BatchSize, wr.BatchTimeout = 10000, 50*time.Millisecond
+	if err := (kafka.Producer{W: wr}).Write(ctx, msgs...); err != nil {
 		b.Fatalf("produce: %v", err)
 	}
-	w.Close()
-	// The baseline's rows and the produced messages would otherwise stay live through the
-	// ingest and make the collector scan a gigabyte the service never touches.
-	rows, text, msgs, recs = nil, nil, nil, nil
+	wr.Close()
 	runtime.GC()
 
-	// Each ingest is a consumer group of its own, so each reads every message.
-	if round%2 == 1 {
-		r.ingest = ingestWith(b, pool, broker, total, ingest.DefaultWriters, *ingestProfile)
-		r.oneWriter = ingestWith(b, pool, broker, total, 1, "")
-	} else {
-		r.oneWriter = ingestWith(b, pool, broker, total, 1, "")
-		r.ingest = ingestWith(b, pool, broker, total, ingest.DefaultWriters, *ingestProfile)
+	var bestCopy, bestIngest float64
+	for round := 1; round <= ingestRounds; round++ {
+		copyRate, copyCPU := copyStreams(b, pool, c, streams)
+		empty(b, pool, c.empty)
+		run := ingestWith(b, pool, broker, c, total, w, round)
+		bestCopy, bestIngest = max(bestCopy, copyRate), max(bestIngest, run.rate)
+		b.Logf("%s round %d: %d concurrent raw COPYs %.0f fills/s (Postgres %s); ingest with %d writers %.0f fills/s (Postgres %s), "+
+			"%.0f fills/s once joined (%s to join); ratio %.2f, %.2f once joined",
+			c.name, round, w, copyRate, copyCPU, w, run.rate, run.cpu, run.joined, run.join.Round(time.Millisecond), run.rate/copyRate, run.joined/copyRate)
+		empty(b, pool, c.empty)
 	}
-	return r
+	b.ReportMetric(bestCopy, "copy_fills/s")
+	b.ReportMetric(bestIngest, "ingest_fills/s")
+	b.ReportMetric(bestIngest/bestCopy, "ratio")
+	b.Logf("RESULT %s: %d fills (%d rows), best of %d rounds: %d raw COPY streams %.0f fills/s, ingest with %d writers %.0f fills/s: ratio %.2f (target >= 0.8)",
+		c.name, total, len(rows), ingestRounds, w, bestCopy, w, bestIngest, bestIngest/bestCopy)
 }
 
-// ingestWith runs a market service with the given number of ingest writers, as consumer group
-// "bench-<writers>w", until it has stored total fills from broker into the emptied tables.
-func ingestWith(b *testing.B, pool *pgxpool.Pool, broker *kafka.Embedded, total, writers int, profile string) ingestRun {
+func empty(b *testing.B, pool *pgxpool.Pool, sql string) {
+	b.Helper()
 	ctx := context.Background()
-	truncate(b, pool)
-	group := fmt.Sprintf("bench-%dw", writers)
-	svc := startService(b, pool, broker, market.Service(market.Config{}), kit.Settings{Ingest: ingest.Config{Group: group, Writers: writers}}, time.Now)
-	if profile != "" {
-		defer startCPUProfile(b, profile)()
+	for _, s := range []string{sql, "CHECKPOINT"} {
+		if _, err := pool.Exec(ctx, s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// topicPartitions are the partitions of the benchmark's topics.
+var topicPartitions = []int{0, 1, 2}
+
+// copyStreams COPYs each stream's rows into c's table, the streams concurrent binary COPYs each on a
+// connection of its own, and returns the fills per second of the whole (the rows of ingestFills
+// fills).
+func copyStreams(b *testing.B, pool *pgxpool.Pool, c ingestCase, streams [][][]any) (float64, cpuTimes) {
+	b.Helper()
+	ctx := context.Background()
+	w := len(streams)
+	conns := make([]*pgxpool.Conn, w)
+	for i := range conns {
+		conn, err := pool.Acquire(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer conn.Release()
+		conns[i] = conn
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, w)
+	pg0 := postgresCPU()
+	start := time.Now()
+	for i, conn := range conns {
+		share := streams[i]
+		wg.Go(func() {
+			n, err := conn.CopyFrom(ctx, pgx.Identifier{c.schema, c.table}, c.columns, pgx.CopyFromRows(share))
+			if err == nil && n != int64(len(share)) {
+				err = fmt.Errorf("copied %d rows of %d", n, len(share))
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if err := errors.Join(errs...); err != nil {
+		b.Fatalf("raw COPY: %v", err)
+	}
+	return float64(ingestFills) / elapsed.Seconds(), postgresCPU().since(pg0)
+}
+
+type ingestRun struct {
+	rate   float64       // fills/s from the consumer's start
+	joined float64       // fills/s from the moment it had joined its group
+	join   time.Duration // from its start to its group join
+	cpu    cpuTimes      // Postgres's meanwhile
+}
+
+// ingestWith runs c's service with writers writers, as a consumer group of its own, until it has
+// consumed total fills from broker into the emptied tables.
+func ingestWith(b *testing.B, pool *pgxpool.Pool, broker *kafka.Embedded, c ingestCase, total, writers, round int) ingestRun {
+	ctx := context.Background()
+	group := fmt.Sprintf("bench-%s-%d", c.name, round)
+	svc := startService(b, pool, broker, c.svc, kit.Settings{Ingest: ingest.Config{Group: group, Writers: writers}}, time.Now)
+	if *ingestProfile != "" && round == ingestRounds {
+		defer startCPUProfile(b, *ingestProfile+"."+c.name)()
 	}
 	pg0 := postgresCPU()
 	runCtx, stop := context.WithCancel(ctx)
@@ -262,108 +286,49 @@ func ingestWith(b *testing.B, pool *pgxpool.Pool, broker *kafka.Embedded, total,
 	defer func() {
 		stop()
 		if err := <-done; err != nil {
-			b.Errorf("market service: %v", err)
+			b.Errorf("%s service: %v", c.name, err)
 		}
 	}()
-	var steadyFrom time.Time
-	steadyRows := 0
+	// Readiness is the consumer's own state (joined, its Postgres checked): no query, so it is
+	// polled closely, and the stored offsets only once it is there.
+	joinedAt := start
+	for svc.Ready() != nil && time.Since(start) < time.Minute {
+		time.Sleep(2 * time.Millisecond)
+		joinedAt = time.Now()
+	}
 	for {
-		// The consumer's stored offsets tell progress without scanning the table it is filling
-		// (a count(*) every poll took a third of a core from the run it measured).
+		// The consumer's stored offsets tell progress without scanning the table it is filling.
 		var got int
-		err := pool.QueryRow(ctx, `SELECT coalesce(sum("offset" + 1), 0) FROM market.kafka_offsets WHERE consumer_group = $1`, group).Scan(&got)
+		err := pool.QueryRow(ctx, `SELECT coalesce(sum("offset" + 1), 0) FROM `+pgx.Identifier{c.schema, "kafka_offsets"}.Sanitize()+
+			` WHERE consumer_group = $1`, group).Scan(&got)
 		if err != nil {
 			b.Fatal(err)
-		}
-		if steadyFrom.IsZero() && got >= total/10 {
-			steadyFrom, steadyRows = time.Now(), got
 		}
 		if got >= total {
 			break
 		}
 		if time.Since(start) > 10*time.Minute {
-			b.Fatalf("ingest with %d writers stalled at %d of %d fills", writers, got, total)
+			b.Fatalf("%s ingest stalled at %d of %d fills", c.name, got, total)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	ingestTime := time.Since(start)
-	run := ingestRun{cpu: postgresCPU().since(pg0)}
-	steadyTime := time.Since(steadyFrom)
-	var stored int
-	if err := pool.QueryRow(ctx, "SELECT count(*) FROM market.fills").Scan(&stored); err != nil || stored != total {
-		b.Fatalf("ingest with %d writers: %d fills stored, want %d (%v)", writers, stored, total, err)
-	}
-	run.rate = float64(total) / ingestTime.Seconds()
-	run.steady = float64(total-steadyRows) / steadyTime.Seconds()
-	return run
+	end := time.Now()
+	return ingestRun{rate: float64(total) / end.Sub(start).Seconds(), joined: float64(total) / end.Sub(joinedAt).Seconds(),
+		join: joinedAt.Sub(start), cpu: postgresCPU().since(pg0)}
 }
 
-// writePath writes recs through sink, the market sink the consumer uses, a consumer batch per
-// transaction, and returns the rate and Postgres's CPU meanwhile.
-func writePath(b *testing.B, pool *pgxpool.Pool, sink ingest.Sink, recs []any) (float64, cpuTimes) {
-	b.Helper()
-	ctx := context.Background()
-	const batch = ingest.DefaultBatchSize
-	// One connection, released before the checks below: holding it there would make the pool open
-	// a new, cold backend that a later phase could draw. Released on failure too, or the pool's
-	// Close would wait for it forever.
-	elapsed, cpu, err := func() (time.Duration, cpuTimes, error) {
-		conn, err := pool.Acquire(ctx)
-		if err != nil {
-			return 0, cpuTimes{}, err
-		}
-		defer conn.Release()
-		pg0 := postgresCPU()
-		start := time.Now()
-		for off := 0; off < len(recs); off += batch {
-			err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-				return sink.Write(ctx, tx, recs[off:min(off+batch, len(recs))])
-			})
-			if err != nil {
-				return 0, cpuTimes{}, err
-			}
-		}
-		return time.Since(start), postgresCPU().since(pg0), nil
-	}()
-	if err != nil {
-		b.Fatalf("write path: %v", err)
-	}
-	var stored int
-	if err := pool.QueryRow(ctx, "SELECT count(*) FROM market.fills").Scan(&stored); err != nil || stored != len(recs) {
-		b.Fatalf("write path: %d fills stored, want %d (%v)", stored, len(recs), err)
-	}
-	truncate(b, pool)
-	return float64(len(recs)) / elapsed.Seconds(), cpu
-}
-
-// phaseConns is how many connections a phase holds at once: the ingest's writers, its candle
-// publisher and readiness check, and the benchmark's progress query. The CPU figures count the
-// backends that start during a phase, which tell when it is too few.
+// phaseConns is how many connections a phase holds at once: the ingest's writers, its publisher and
+// readiness check, and the benchmark's progress query. The CPU figures count the backends that start
+// during a phase, which tell when it is too few.
 const phaseConns = ingest.DefaultWriters + 3
 
-// warmBackends has n connections of pool, new or not and held at once, each COPY rows into the
-// emptied market.fills and then write through every page of the shared buffers, so that every phase
-// runs on backends that have done its work and written each buffer before, as a long-running
-// service's connections have.
-//
-// A backend's first write to a page of the shared buffers is a page fault, and this VM (a PVM guest,
-// see dmesg) takes about 20 µs a fault: touching 256 MB of fresh memory page by page takes 1.2 s here.
-// Measured in this benchmark:
-//   - A new connection's first COPY of these fills faulted 34 k times and took 4.1-6.0 s of Postgres
-//     CPU, against 3.1 s on a connection that had done one COPY before.
-//   - Reading the table through the shared buffers (pg_prewarm) is not enough: a backend warmed that
-//     way still faulted 1.7-1.9 k times in its first COPY, and 7.7-14.8 k times over the ingest's
-//     batches, while the one that had run the raw COPYs faulted about 120 times over the same ingest.
-//     Postgres took 3.9-5.1 s of CPU for those ingests, against 3.5-3.7 s for the warm one.
-//   - A COPY is not enough either: it writes its heap pages through a 16 MB ring, and the B-tree
-//     inserts of the write path and the ingest still faulted 2-6 k times each (perf's page-faults
-//     event puts most of Postgres's faults under _bt_doinsert, reading index pages into buffers).
-//     An INSERT, which has no ring, of half as much again as the shared buffers brought every
-//     phase to 90-540 (2 k once, when a new backend started during the ingest). Both are needed:
-//     with the INSERT alone, the raw COPY faulted 1.2 k times and the ingest 1.9 k.
-//
-// Each phase reports its faults, which tell when this is not enough.
-func warmBackends(b *testing.B, pool *pgxpool.Pool, n int, columns []string, rows [][]any) {
+// warmBackends has n connections of pool, new or not and held at once, each COPY rows into the emptied
+// table and then write through every page of the shared buffers, so that every phase runs on backends
+// that have done its work and written each buffer before, as a long-running service's connections
+// have. A backend's first write to a page of the shared buffers is a page fault, which this VM takes
+// slowly; both the COPY (heap pages through its ring) and the INSERT (index pages, no ring) are
+// needed. Each phase reports its faults, which tell when this is not enough.
+func warmBackends(b *testing.B, pool *pgxpool.Pool, n int, schema, table string, columns []string, rows [][]any) {
 	b.Helper()
 	ctx := context.Background()
 	conns := make([]*pgxpool.Conn, 0, n)
@@ -379,11 +344,12 @@ func warmBackends(b *testing.B, pool *pgxpool.Pool, n int, columns []string, row
 		}
 		conns = append(conns, c)
 	}
+	target := pgx.Identifier{schema, table}
 	for _, c := range conns {
-		if _, err := c.Exec(ctx, "TRUNCATE market.fills"); err != nil {
+		if _, err := c.Exec(ctx, "TRUNCATE "+target.Sanitize()); err != nil {
 			b.Fatalf("warm-up: %v", err)
 		}
-		if _, err := c.CopyFrom(ctx, pgx.Identifier{"market", "fills"}, columns, pgx.CopyFromRows(rows)); err != nil {
+		if _, err := c.CopyFrom(ctx, target, columns, pgx.CopyFromRows(rows)); err != nil {
 			b.Fatalf("warm-up COPY: %v", err)
 		}
 		for _, q := range []string{
