@@ -31,6 +31,21 @@ func (p Pos) Compare(q Pos) int {
 	return cmp.Or(cmp.Compare(p.Ts, q.Ts), cmp.Compare(p.Slot, q.Slot), strings.Compare(p.TxSig, q.TxSig), cmp.Compare(p.Index, q.Index))
 }
 
+// FillOrder is a fill's place in its market's history, the order in which fills move positions:
+// ts, then the market's fill record id. The protocol numbers a market's fills in the order they
+// happen; signatures order the transactions of one slot arbitrarily, so positions derived in
+// signature order would close the wrong fills of a busy slot. ts comes first so that the order
+// follows the fills' partitions and index; block times never run backwards, so it is the id's order.
+type FillOrder struct {
+	Ts int64
+	ID int64 // fillRecordId
+}
+
+// Compare orders p against q: -1, 0 or +1.
+func (p FillOrder) Compare(q FillOrder) int {
+	return cmp.Or(cmp.Compare(p.Ts, q.Ts), cmp.Compare(p.ID, q.ID))
+}
+
 // CheckAccount validates an accountId path value.
 func CheckAccount(account string) error {
 	if !events.ValidPublicKey(account) {

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"math/big"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -61,6 +62,7 @@ func tablesOf(schema string) tables {
 type FillRow struct {
 	Fill     *events.Fill
 	Side     user.Side
+	Order    user.FillOrder // where the fill moves the account's position
 	Record   []byte
 	Position []byte // nil when the fill closed nothing
 	// After is the account's position in the market once the fill is applied; nil for spot fills
@@ -70,18 +72,13 @@ type FillRow struct {
 	applied bool // moved its position (or was found not to)
 }
 
-// Pos is the row's place in its account's history.
-func (r *FillRow) Pos() user.Pos {
-	return user.Pos{Ts: r.Fill.Ts, Slot: r.Fill.Slot, TxSig: r.Fill.TxSig, Index: r.Fill.TxSigIndex}
-}
-
 // FillsTable is how fills are stored: the ingest writes through it, and benchmarks COPY the same rows
 // into the same table for their baseline.
 func FillsTable(schema string) ingest.Table[*FillRow] {
 	return ingest.Table[*FillRow]{
 		Name: schema + ".fills",
 		Columns: []string{"account", "ts", "tx_sig", "tx_sig_index", "slot", "symbol", "prediction", "order_id", "record", "position",
-			"base_after", "quote_entry_after"},
+			"base_after", "quote_entry_after", "fill_record_id"},
 		Key: []string{"account", "ts", "tx_sig", "tx_sig_index"},
 		Row: func(r *FillRow) []any {
 			f := r.Fill
@@ -95,7 +92,7 @@ func FillsTable(schema string) ingest.Table[*FillRow] {
 				base, quote = r.After.Base.String(), r.After.QuoteEntry.String()
 			}
 			return []any{r.Side.Account, f.Ts, f.TxSig, int32(f.TxSigIndex), f.Slot, f.Symbol, prediction, r.Side.OrderID, r.Record, position,
-				base, quote}
+				base, quote, r.Order.ID}
 		},
 	}
 }
@@ -153,9 +150,9 @@ func (in *Ingest) writeFills(ctx context.Context, tx pgx.Tx, prepared [][]*FillR
 	if err != nil {
 		return err
 	}
-	// Rows are written in slot order, and each moves its position as it is sent: the position
+	// Rows are written in fill order, and each moves its position as it is sent: the position
 	// arithmetic runs while Postgres takes the rows before it, not ahead of them all.
-	slices.SortStableFunc(rows, func(x, y *FillRow) int { return x.Pos().Compare(y.Pos()) })
+	slices.SortStableFunc(rows, func(x, y *FillRow) int { return x.Order.Compare(y.Order) })
 	var applyErr error
 	table := FillsTable(in.schema)
 	row := table.Row
@@ -173,11 +170,11 @@ func (in *Ingest) writeFills(ctx context.Context, tx pgx.Tx, prepared [][]*FillR
 		return fmt.Errorf("insert fills: %w", err)
 	}
 	// The oldest late row of each position: its market is derived again from there.
-	late := map[positionKey]user.Pos{}
+	late := map[positionKey]user.FillOrder{}
 	for _, r := range fresh {
 		if k := positionKeyOf(r); positions.isLate(k, r) {
-			if from, ok := late[k]; !ok || r.Pos().Compare(from) < 0 {
-				late[k] = r.Pos()
+			if from, ok := late[k]; !ok || r.Order.Compare(from) < 0 {
+				late[k] = r.Order
 			}
 		}
 	}
@@ -209,7 +206,7 @@ func BaselineRows(evs []ingest.Event[*events.Fill]) ([]*FillRow, error) {
 		prepared[i] = rows
 	}
 	rows, _ := collect(prepared)
-	book := &positionBook{before: map[positionKey]user.Pos{}, after: map[positionKey]*positionState{}}
+	book := &positionBook{before: map[positionKey]user.FillOrder{}, after: map[positionKey]*positionState{}}
 	return rows, book.apply(rows)
 }
 
@@ -228,6 +225,12 @@ func prepareFill(e ingest.Event[*events.Fill]) ([]*FillRow, error) {
 			}
 		}
 	}
+	// Validated as an unsigned integer; the protocol's counters stay far below 2^63.
+	id, err := strconv.ParseInt(f.FillRecordID, 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("fill %s/%d: fillRecordId %s does not fit 63 bits", f.TxSig, f.TxSigIndex, f.FillRecordID)
+	}
+	order := user.FillOrder{Ts: f.Ts, ID: id}
 	sides := user.Sides(f)
 	rows := make([]*FillRow, 0, len(sides))
 	for _, side := range sides {
@@ -235,7 +238,7 @@ func prepareFill(e ingest.Event[*events.Fill]) ([]*FillRow, error) {
 		if err != nil {
 			return nil, err
 		}
-		rows = append(rows, &FillRow{Fill: f, Side: side, Record: rec})
+		rows = append(rows, &FillRow{Fill: f, Side: side, Order: order, Record: rec})
 	}
 	return rows, nil
 }
@@ -248,15 +251,16 @@ func collect(prepared [][]*FillRow) ([]*FillRow, map[string]events.Market) {
 		n += len(p)
 	}
 	rows := make([]*FillRow, 0, n)
-	type key struct {
-		pos     user.Pos
-		account string
+	type key struct { // the table's key
+		account, txSig string
+		ts             int64
+		index          int
 	}
 	seen := make(map[key]bool, n)
 	markets := map[string]events.Market{}
 	for _, p := range prepared {
 		for _, r := range p {
-			k := key{r.Pos(), r.Side.Account}
+			k := key{r.Side.Account, r.Fill.TxSig, r.Fill.Ts, r.Fill.TxSigIndex}
 			if seen[k] {
 				continue
 			}
@@ -279,19 +283,19 @@ func positionKeyOf(r *FillRow) positionKey { return positionKey{r.Side.Account, 
 
 // positionBook is the positions a batch of fills moves: their state before the batch and after it.
 type positionBook struct {
-	before map[positionKey]user.Pos // the last fill applied before the batch; absent: none
+	before map[positionKey]user.FillOrder // the last fill applied before the batch; absent: none
 	after  map[positionKey]*positionState
 }
 
 type positionState struct {
 	pos  user.Position
-	last user.Pos
+	last user.FillOrder
 }
 
 // positions reads (and locks) the state of the positions rows move, for applying them as they are
 // written (applyOne).
 func (in *Ingest) positions(ctx context.Context, tx pgx.Tx, rows []*FillRow) (*positionBook, error) {
-	book := &positionBook{before: map[positionKey]user.Pos{}, after: map[positionKey]*positionState{}}
+	book := &positionBook{before: map[positionKey]user.FillOrder{}, after: map[positionKey]*positionState{}}
 	var perp []*FillRow
 	keys := map[positionKey]bool{}
 	for _, r := range rows {
@@ -312,7 +316,7 @@ func (in *Ingest) positions(ctx context.Context, tx pgx.Tx, rows []*FillRow) (*p
 	for i, k := range sorted {
 		accounts[i], symbols[i] = k.account, k.symbol
 	}
-	rs, err := tx.Query(ctx, `SELECT s.account, s.symbol, s.base::text, s.quote_entry::text, s.last_ts, s.last_slot, s.last_tx_sig, s.last_index
+	rs, err := tx.Query(ctx, `SELECT s.account, s.symbol, s.base::text, s.quote_entry::text, s.last_ts, s.last_fill_record_id
 		FROM `+in.t.positionState+` s JOIN unnest($1::text[], $2::text[]) AS k(account, symbol) USING (account, symbol)
 		ORDER BY s.account, s.symbol FOR UPDATE OF s`, accounts, symbols)
 	if err != nil {
@@ -320,8 +324,8 @@ func (in *Ingest) positions(ctx context.Context, tx pgx.Tx, rows []*FillRow) (*p
 	}
 	var k positionKey
 	var base, quote string
-	var last user.Pos
-	_, err = pgx.ForEachRow(rs, []any{&k.account, &k.symbol, &base, &quote, &last.Ts, &last.Slot, &last.TxSig, &last.Index}, func() error {
+	var last user.FillOrder
+	_, err = pgx.ForEachRow(rs, []any{&k.account, &k.symbol, &base, &quote, &last.Ts, &last.ID}, func() error {
 		b, ok1 := new(big.Int).SetString(base, 10)
 		q, ok2 := new(big.Int).SetString(quote, 10)
 		if !ok1 || !ok2 {
@@ -341,7 +345,7 @@ func (in *Ingest) positions(ctx context.Context, tx pgx.Tx, rows []*FillRow) (*p
 // that closed something.
 func (b *positionBook) apply(rows []*FillRow) error {
 	sorted := slices.Clone(rows)
-	slices.SortStableFunc(sorted, func(x, y *FillRow) int { return x.Pos().Compare(y.Pos()) })
+	slices.SortStableFunc(sorted, func(x, y *FillRow) int { return x.Order.Compare(y.Order) })
 	for _, r := range sorted {
 		if err := b.applyOne(r); err != nil {
 			return err
@@ -350,7 +354,7 @@ func (b *positionBook) apply(rows []*FillRow) error {
 	return nil
 }
 
-// applyOne moves r's position by r, which must come after every row applied before it in slot order.
+// applyOne moves r's position by r, which must come after every row applied before it in fill order.
 // A row no newer than its position's last fill is left alone: a replay, or a late fill (isLate tells
 // once the insert has said which rows are new). A row is applied once, however often it is asked.
 func (b *positionBook) applyOne(r *FillRow) error {
@@ -363,7 +367,7 @@ func (b *positionBook) applyOne(r *FillRow) error {
 	if st == nil {
 		st = &positionState{pos: user.NewPosition()}
 		b.after[k] = st
-	} else if r.Pos().Compare(st.last) <= 0 {
+	} else if r.Order.Compare(st.last) <= 0 {
 		return nil
 	}
 	closed, err := apply(&st.pos, r)
@@ -374,7 +378,7 @@ func (b *positionBook) applyOne(r *FillRow) error {
 		r.Position = positionRecord(r.Record, r.Side.Fee, closed)
 	}
 	r.After = &user.Position{Base: new(big.Int).Set(st.pos.Base), QuoteEntry: new(big.Int).Set(st.pos.QuoteEntry)}
-	st.last = r.Pos()
+	st.last = r.Order
 	return nil
 }
 
@@ -404,7 +408,7 @@ func (b *positionBook) isLate(k positionKey, r *FillRow) bool {
 		return false
 	}
 	last, ok := b.before[k]
-	return ok && r.Pos().Compare(last) <= 0
+	return ok && r.Order.Compare(last) <= 0
 }
 
 func (b *positionBook) queueSave(batch *pgx.Batch, table string) {
@@ -414,17 +418,17 @@ func (b *positionBook) queueSave(batch *pgx.Batch, table string) {
 	keys := slices.SortedFunc(maps.Keys(b.after), cmpKeys)
 	n := len(keys)
 	accounts, symbols, bases, quotes := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	ts, slots, sigs, idx := make([]int64, n), make([]int64, n), make([]string, n), make([]int32, n)
+	ts, ids := make([]int64, n), make([]int64, n)
 	for i, k := range keys {
 		st := b.after[k]
 		accounts[i], symbols[i], bases[i], quotes[i] = k.account, k.symbol, st.pos.Base.String(), st.pos.QuoteEntry.String()
-		ts[i], slots[i], sigs[i], idx[i] = st.last.Ts, st.last.Slot, st.last.TxSig, int32(st.last.Index)
+		ts[i], ids[i] = st.last.Ts, st.last.ID
 	}
-	batch.Queue(`INSERT INTO `+table+` AS s (account, symbol, base, quote_entry, last_ts, last_slot, last_tx_sig, last_index)
-		SELECT * FROM unnest($1::text[], $2::text[], $3::numeric[], $4::numeric[], $5::bigint[], $6::bigint[], $7::text[], $8::int[])
+	batch.Queue(`INSERT INTO `+table+` AS s (account, symbol, base, quote_entry, last_ts, last_fill_record_id)
+		SELECT * FROM unnest($1::text[], $2::text[], $3::numeric[], $4::numeric[], $5::bigint[], $6::bigint[])
 		ON CONFLICT (account, symbol) DO UPDATE SET base = excluded.base, quote_entry = excluded.quote_entry,
-			last_ts = excluded.last_ts, last_slot = excluded.last_slot, last_tx_sig = excluded.last_tx_sig, last_index = excluded.last_index`,
-		accounts, symbols, bases, quotes, ts, slots, sigs, idx)
+			last_ts = excluded.last_ts, last_fill_record_id = excluded.last_fill_record_id`,
+		accounts, symbols, bases, quotes, ts, ids)
 }
 
 func cmpKeys(a, b positionKey) int {
@@ -447,14 +451,14 @@ func compareStrings(a, b string) int {
 // rederive derives the position records of k again from the late row at from onwards: each row keeps
 // the position after it, so the derivation starts from the row before from and rewrites only the rows
 // after it, a handful for a fill that arrived a moment late.
-func (in *Ingest) rederive(ctx context.Context, tx pgx.Tx, k positionKey, from user.Pos) error {
+func (in *Ingest) rederive(ctx context.Context, tx pgx.Tx, k positionKey, from user.FillOrder) error {
 	fills := pgx.Identifier{in.schema, "fills"}.Sanitize()
 	pos := user.NewPosition()
 	var base, quote string
 	err := tx.QueryRow(ctx, `SELECT base_after::text, quote_entry_after::text FROM `+fills+`
-		WHERE account = $1 AND symbol = $2 AND base_after IS NOT NULL AND (ts, slot, tx_sig, tx_sig_index) < ($3, $4, $5, $6)
-		ORDER BY ts DESC, slot DESC, tx_sig DESC, tx_sig_index DESC LIMIT 1`,
-		k.account, k.symbol, from.Ts, from.Slot, from.TxSig, int32(from.Index)).Scan(&base, &quote)
+		WHERE account = $1 AND symbol = $2 AND base_after IS NOT NULL AND ts <= $3 AND (ts, fill_record_id) < ($3, $4)
+		ORDER BY ts DESC, fill_record_id DESC LIMIT 1`,
+		k.account, k.symbol, from.Ts, from.ID).Scan(&base, &quote)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 	case err != nil:
@@ -467,20 +471,21 @@ func (in *Ingest) rederive(ctx context.Context, tx pgx.Tx, k positionKey, from u
 		}
 		pos = user.Position{Base: b, QuoteEntry: q}
 	}
-	rs, err := tx.Query(ctx, `SELECT record FROM `+fills+` WHERE account = $1 AND symbol = $2 AND ts >= $3
-		AND (ts, slot, tx_sig, tx_sig_index) >= ($3, $4, $5, $6) ORDER BY ts, slot, tx_sig, tx_sig_index`,
-		k.account, k.symbol, from.Ts, from.Slot, from.TxSig, int32(from.Index))
+	rs, err := tx.Query(ctx, `SELECT record, fill_record_id FROM `+fills+` WHERE account = $1 AND symbol = $2 AND ts >= $3
+		AND (ts, fill_record_id) >= ($3, $4) ORDER BY ts, fill_record_id`,
+		k.account, k.symbol, from.Ts, from.ID)
 	if err != nil {
 		return fmt.Errorf("read the fills of %v from %v: %w", k, from, err)
 	}
 	var rows []*FillRow
 	var record []byte
-	_, err = pgx.ForEachRow(rs, []any{&record}, func() error {
+	var id int64
+	_, err = pgx.ForEachRow(rs, []any{&record, &id}, func() error {
 		f := new(events.Fill)
 		if err := json.Unmarshal(record, f); err != nil {
 			return fmt.Errorf("stored fill of %v: %w", k, err)
 		}
-		r := &FillRow{Fill: f, Record: slices.Clone(record)}
+		r := &FillRow{Fill: f, Order: user.FillOrder{Ts: f.Ts, ID: id}, Record: slices.Clone(record)}
 		for _, s := range user.Sides(f) {
 			if s.Account == k.account {
 				r.Side = s
@@ -513,9 +518,9 @@ func (in *Ingest) rederive(ctx context.Context, tx pgx.Tx, k positionKey, from u
 	}
 	if n := len(rows); n > 0 {
 		last := rows[n-1]
-		b.Queue(`UPDATE `+in.t.positionState+` SET base = $3, quote_entry = $4, last_ts = $5, last_slot = $6, last_tx_sig = $7, last_index = $8
+		b.Queue(`UPDATE `+in.t.positionState+` SET base = $3, quote_entry = $4, last_ts = $5, last_fill_record_id = $6
 			WHERE account = $1 AND symbol = $2`, k.account, k.symbol, last.After.Base.String(), last.After.QuoteEntry.String(),
-			last.Fill.Ts, last.Fill.Slot, last.Fill.TxSig, int32(last.Fill.TxSigIndex))
+			last.Order.Ts, last.Order.ID)
 	}
 	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 		return fmt.Errorf("save the positions of %v: %w", k, err)

@@ -3,9 +3,11 @@ package service_test
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 	"testing"
 
 	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/platform/kit/kittest"
 )
 
 // position is the part of a closed-position record the tests read.
@@ -104,6 +106,71 @@ func TestLateFillDerivesThePositionsAgain(t *testing.T) {
 			x.User, y.User, x.FillRecordID, y.FillRecordID = "", "", "", ""
 			if x != y {
 				t.Errorf("closed position %d: in order %+v, with a late fill %+v", i, x, y)
+			}
+		}
+	}
+}
+
+// TestPositionsFollowTheFillRecordIDs: fills of one slot move positions in the order of their market's
+// fill record ids, whatever their signatures' order and whatever order they arrive in, one batch or
+// one at a time (each then a late fill but the first).
+func TestPositionsFollowTheFillRecordIDs(t *testing.T) {
+	s := start(t)
+	t0 := at("2026-11-19T10:00:00Z")
+	closed := func(account string) map[string]position {
+		t.Helper()
+		var l list
+		s.GetJSON(t, "/user/"+account+"/positions", http.StatusOK, &l)
+		out := map[string]position{}
+		for _, p := range records[position](t, l.Records) {
+			id := p.FillRecordID
+			p.Ts, p.User, p.FillRecordID = 0, "", ""
+			out[id] = p
+		}
+		return out
+	}
+	// The by-hand sequence, each fill a minute after the one before.
+	reference := sequence(1, t0, key(80), key(81))
+	var recs []events.Record
+	for _, f := range reference {
+		recs = append(recs, f)
+	}
+	s.Ingest(t, encode(t, events.TopicFills, recs...)...)
+
+	// The same, all in one slot, the signatures in the opposite order to the ids.
+	oneSlot := func(first int, taker, maker string) []*events.Fill {
+		fills := sequence(first, t0+3600, taker, maker)
+		for i, f := range fills {
+			f.Ts, f.Slot, f.TxSig, f.TxSigIndex = t0+3600, fills[0].Slot, kittest.Sig("slotf", first+len(fills)-i), 0
+		}
+		return fills
+	}
+	batch := oneSlot(101, key(82), key(83))
+	recs = recs[:0]
+	for _, i := range []int{3, 0, 4, 2, 1} {
+		recs = append(recs, batch[i])
+	}
+	s.Ingest(t, encode(t, events.TopicFills, recs...)...)
+	singly := oneSlot(201, key(84), key(85))
+	for i := len(singly) - 1; i >= 0; i-- {
+		s.Ingest(t, encode(t, events.TopicFills, singly[i])...)
+	}
+
+	for _, c := range []struct {
+		name         string
+		taker, maker string
+		first        int
+	}{{"one batch", key(82), key(83), 101}, {"one at a time, newest first", key(84), key(85), 201}} {
+		for _, pair := range [][2]string{{key(80), c.taker}, {key(81), c.maker}} {
+			want, got := closed(pair[0]), closed(pair[1])
+			if len(want) != 3 || len(got) != len(want) {
+				t.Fatalf("%s: %d closed positions of %s, want %d", c.name, len(got), pair[1], len(want))
+			}
+			for id, w := range want {
+				n, _ := strconv.Atoi(id)
+				if g := got[strconv.Itoa(c.first+n-1)]; g != w {
+					t.Errorf("%s: the closed position of fill %d of %s is %+v, want %+v", c.name, n, pair[1], g, w)
+				}
 			}
 		}
 	}

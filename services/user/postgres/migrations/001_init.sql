@@ -15,7 +15,8 @@ CREATE TABLE markets (
 -- account's perp position, is the closed-position record of /positions (the fill and the position
 -- before it), so that a closed position costs no row of its own. base_after and quote_entry_after are
 -- the perp position once the fill is applied: a fill that arrives late has its market's positions
--- derived again from the row before it, not from the account's first fill.
+-- derived again from the row before it, not from the account's first fill. Positions move in fill
+-- order (ts, then the market's fill record id: user.FillOrder), not in signature order.
 CREATE TABLE fills (
     account      text    NOT NULL,
     ts           bigint  NOT NULL,
@@ -29,6 +30,7 @@ CREATE TABLE fills (
     position     json,
     base_after        numeric,
     quote_entry_after numeric,
+    fill_record_id    bigint  NOT NULL,
     PRIMARY KEY (account, ts, tx_sig, tx_sig_index)
 ) PARTITION BY RANGE (ts);
 CREATE INDEX fills_symbol_key ON fills (account, symbol, ts, tx_sig, tx_sig_index);
@@ -37,7 +39,7 @@ CREATE INDEX fills_prediction_key ON fills (account, ts, tx_sig, tx_sig_index) W
 CREATE INDEX fills_position_key ON fills (account, ts, tx_sig, tx_sig_index) WHERE position IS NOT NULL;
 
 -- Each account's perp position per market after the last fill applied (base 1e9, quote entry 1e6),
--- and that fill's position in slot order: a fill older than it means the positions after it are
+-- and that fill's place in fill order: a fill older than it means the positions after it are
 -- derived again.
 CREATE TABLE position_state (
     account      text    NOT NULL,
@@ -45,9 +47,7 @@ CREATE TABLE position_state (
     base         numeric NOT NULL,
     quote_entry  numeric NOT NULL,
     last_ts      bigint  NOT NULL,
-    last_slot    bigint  NOT NULL,
-    last_tx_sig  text    NOT NULL,
-    last_index   int     NOT NULL,
+    last_fill_record_id bigint NOT NULL,
     PRIMARY KEY (account, symbol)
 );
 
