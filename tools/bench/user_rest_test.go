@@ -18,7 +18,7 @@ import (
 
 const (
 	userRows           = 10_000_000
-	userDatasetVersion = "user-fills-v1"
+	userDatasetVersion = "user-fills-v2"
 )
 
 // userDataset makes sure the bench_rest database holds userRows rows of users.fills over the 30 days
@@ -29,26 +29,30 @@ const (
 func userDataset(b *testing.B, pool *pgxpool.Pool, now time.Time) {
 	b.Helper()
 	ctx := context.Background()
-	// A service built only to migrate.
-	startService(b, pool, benchBroker(b), user.Service(), kit.Settings{}, time.Now)
 	var rows int64
 	err := pool.QueryRow(ctx, `SELECT rows FROM public.bench_dataset WHERE version = $1`, userDatasetVersion).Scan(&rows)
-	if err == nil && rows == userRows {
+	reuse := err == nil && rows == userRows
+	if !reuse {
+		// The schema of an older dataset version may be older too.
+		if _, err := pool.Exec(ctx, "DROP SCHEMA IF EXISTS users CASCADE"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// A service built only to migrate.
+	startService(b, pool, benchBroker(b), user.Service(), kit.Settings{}, time.Now)
+	if reuse {
 		b.Logf("reusing the %d-row user dataset", rows)
 		return
-	}
-	if _, err := pool.Exec(ctx, "TRUNCATE users.fills"); err != nil {
-		b.Fatal(err)
 	}
 	span := int64(30 * 86400)
 	start := now.Unix() - span
 	for lo := int64(1); lo <= userRows; lo += restChunk {
 		t0 := time.Now()
 		_, err := pool.Exec(ctx, `
-			INSERT INTO users.fills (account, ts, tx_sig, tx_sig_index, slot, symbol, prediction, order_id, record, position)
+			INSERT INTO users.fills (account, ts, tx_sig, tx_sig_index, slot, symbol, prediction, order_id, record, position, fill_record_id)
 			SELECT account, ts, sig, 0, slot, sym, false, order_id, rec::json,
 			  CASE WHEN f % 3 = 0 THEN (left(rec, -1) || format(',"userFee":"%s","baseClosedForPnl":"%s","userExistingBaseAssetAmount":"%s","userExistingQuoteEntryAmount":"-%s"}',
-			    quote * 35 / 100000, base, base * 2, quote * 2))::json END
+			    quote * 35 / 100000, base, base * 2, quote * 2))::json END, f
 			FROM (
 			  SELECT f, account, sig, ts, slot, sym, base, quote, order_id,
 			    format('{"ts":%s,"txSig":"%s","txSigIndex":0,"slot":%s,"fillerReward":"0","baseAssetAmountFilled":"%s","quoteAssetAmountFilled":"%s","takerFee":"%s","makerRebate":"%s","referrerReward":"0","quoteAssetAmountSurplus":"0","takerOrderBaseAssetAmount":"%s","takerOrderCumulativeBaseAssetAmountFilled":"%s","takerOrderCumulativeQuoteAssetAmountFilled":"%s","makerOrderBaseAssetAmount":"%s","makerOrderCumulativeBaseAssetAmountFilled":"%s","makerOrderCumulativeQuoteAssetAmountFilled":"%s","oraclePrice":"%s","makerFee":"-%s","action":"fill","actionExplanation":"orderFilledWithMatch","marketIndex":%s,"marketType":"perp","filler":"%s","fillRecordId":"%s","taker":"%s","takerOrderId":"%s","takerOrderDirection":"long","maker":"%s","makerOrderId":"%s","makerOrderDirection":"short","spotFulfillmentMethodFee":"0","marketFilter":"perp","symbol":"%s","user":"%s"}',
