@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strconv"
 	"time"
 
@@ -14,14 +12,16 @@ import (
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/ingest"
+	"github.com/tidemark/tidemark/platform/markets"
 	"github.com/tidemark/tidemark/platform/outbox"
 	"github.com/tidemark/tidemark/services/market"
 )
 
 // Ingest writes the topics the market service consumes into its schema.
 type Ingest struct {
-	schema string
-	now    func() time.Time
+	schema  string
+	markets markets.Table
+	now     func() time.Time
 	// EdgeWindow bounds which candle changes are published to edge.candles: only buckets touched by
 	// fills newer than now-EdgeWindow. Backfilled history would otherwise flood the WebSocket edge with
 	// changes no live chart shows.
@@ -30,7 +30,7 @@ type Ingest struct {
 
 // NewIngest writes into schema.
 func NewIngest(schema string, edgeWindow time.Duration, now func() time.Time) *Ingest {
-	return &Ingest{schema: schema, now: now, edgeWindow: edgeWindow}
+	return &Ingest{schema: schema, markets: markets.In(schema), now: now, edgeWindow: edgeWindow}
 }
 
 // Sinks returns one sink per consumed topic.
@@ -69,35 +69,6 @@ func marshal(r any) []byte {
 	return b
 }
 
-// upsertMarkets records the markets a batch mentions; existing entries are left as they are.
-func (in *Ingest) upsertMarkets(ctx context.Context, tx pgx.Tx, ms map[string]events.Market) error {
-	var b pgx.Batch
-	in.queueMarkets(&b, ms)
-	if b.Len() == 0 {
-		return nil
-	}
-	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
-		return fmt.Errorf("upsert markets: %w", err)
-	}
-	return nil
-}
-
-func (in *Ingest) queueMarkets(b *pgx.Batch, ms map[string]events.Market) {
-	if len(ms) == 0 {
-		return
-	}
-	syms, idx, typ, flt := make([]string, 0, len(ms)), make([]int32, 0, len(ms)), make([]string, 0, len(ms)), make([]string, 0, len(ms))
-	// In symbol order: writers of other partitions may insert the same new markets at once, and
-	// rows taken in one order cannot deadlock (the candles' deltas come sorted too).
-	for _, sym := range slices.Sorted(maps.Keys(ms)) {
-		m := ms[sym]
-		syms, idx, typ, flt = append(syms, m.Symbol), append(idx, int32(m.Index)), append(typ, string(m.Type)), append(flt, m.Filter())
-	}
-	b.Queue(`INSERT INTO `+in.schema+`.markets (symbol, market_index, market_type, market_filter)
-		SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[]) ON CONFLICT (symbol) DO NOTHING`,
-		syms, idx, typ, flt)
-}
-
 // FillsTable is how fills are stored: the ingest writes through it, and benchmarks COPY the same
 // rows into the same table for their baseline.
 func FillsTable(schema string) ingest.Table[StoredFill] {
@@ -131,7 +102,7 @@ func (in *Ingest) writeFills(ctx context.Context, tx pgx.Tx, fills []StoredFill)
 	// One round trip for both: between statements the consumer's busy goroutines can keep this
 	// one waiting for the scheduler while the server idles.
 	var batch pgx.Batch
-	in.queueMarkets(&batch, deltas.markets)
+	in.markets.Queue(&batch, deltas.markets)
 	created := in.queueCandles(&batch, deltas.deltas)
 	if err := tx.SendBatch(ctx, &batch).Close(); err != nil {
 		return fmt.Errorf("upsert markets and candles: %w", err)
@@ -155,7 +126,7 @@ func (in *Ingest) writeFundingRates(ctx context.Context, tx pgx.Tx, recs []*even
 	for _, r := range recs {
 		ms[r.Symbol] = events.Market{Symbol: r.Symbol, Index: r.MarketIndex, Type: events.MarketTypePerp}
 	}
-	return in.upsertMarkets(ctx, tx, ms)
+	return in.markets.Save(ctx, tx, ms)
 }
 
 func (in *Ingest) writeInsuranceFund(ctx context.Context, tx pgx.Tx, recs []*events.InsuranceFund) error {
@@ -174,7 +145,7 @@ func (in *Ingest) writeInsuranceFund(ctx context.Context, tx pgx.Tx, recs []*eve
 	for _, r := range recs {
 		ms[r.Symbol] = events.Market{Symbol: r.Symbol, Index: r.SpotMarketIndex, Type: events.MarketTypeSpot}
 	}
-	return in.upsertMarkets(ctx, tx, ms)
+	return in.markets.Save(ctx, tx, ms)
 }
 
 func (in *Ingest) writeIFStakes(ctx context.Context, tx pgx.Tx, recs []*events.IFStake) error {
@@ -244,7 +215,7 @@ func (in *Ingest) writeDeposits(ctx context.Context, tx pgx.Tx, recs []*events.D
 	for _, r := range recs {
 		ms[r.Symbol] = events.Market{Symbol: r.Symbol, Index: r.MarketIndex, Type: events.MarketTypeSpot}
 	}
-	return in.upsertMarkets(ctx, tx, ms)
+	return in.markets.Save(ctx, tx, ms)
 }
 
 // candleDeltas is what a batch of fills does to the candles.

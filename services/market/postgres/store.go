@@ -5,17 +5,13 @@ package postgres
 import (
 	"context"
 	"embed"
-	"errors"
 	"fmt"
 	"io/fs"
-	"sync"
-
-	"github.com/tidemark/tidemark/platform/fault"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/platform/markets"
 	"github.com/tidemark/tidemark/services/market"
 )
 
@@ -33,39 +29,14 @@ func Migrations() fs.FS {
 
 // Store reads the market schema's catalogue and candles; the event series are the kit's to read.
 type Store struct {
+	*markets.Catalogue
 	pool   *pgxpool.Pool
 	schema string
-
-	mu      sync.RWMutex
-	markets map[string]events.Market // markets never disappear, so hits are cached for good
 }
 
 // NewStore reads schema through pool.
 func NewStore(pool *pgxpool.Pool, schema string) *Store {
-	return &Store{pool: pool, schema: schema, markets: map[string]events.Market{}}
-}
-
-// Market implements market.Store.
-func (s *Store) Market(ctx context.Context, symbol string) (events.Market, error) {
-	s.mu.RLock()
-	m, ok := s.markets[symbol]
-	s.mu.RUnlock()
-	if ok {
-		return m, nil
-	}
-	err := s.pool.QueryRow(ctx,
-		`SELECT symbol, market_index, market_type FROM `+s.schema+`.markets WHERE symbol = $1`, symbol).
-		Scan(&m.Symbol, &m.Index, &m.Type)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return events.Market{}, fault.Errorf(fault.NotFound, "market %s not found", symbol)
-	}
-	if err != nil {
-		return events.Market{}, fmt.Errorf("look up market %s: %w", symbol, err)
-	}
-	s.mu.Lock()
-	s.markets[symbol] = m
-	s.mu.Unlock()
-	return m, nil
+	return &Store{Catalogue: markets.NewCatalogue(pool, schema), pool: pool, schema: schema}
 }
 
 // Volumes are exact numeric sums in protocol precision; the cast to float8 before scaling is a

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/ingest"
+	"github.com/tidemark/tidemark/platform/markets"
 	"github.com/tidemark/tidemark/services/user"
 )
 
@@ -49,12 +51,13 @@ func (in *Ingest) Sinks() []ingest.Sink {
 
 // tables are the schema's quoted table names.
 type tables struct {
-	markets, positionState, orders string
+	positionState, orders string
+	markets               markets.Table
 }
 
 func tablesOf(schema string) tables {
 	q := func(t string) string { return pgx.Identifier{schema, t}.Sanitize() }
-	return tables{markets: q("markets"), positionState: q("position_state"), orders: q("orders")}
+	return tables{positionState: q("position_state"), orders: q("orders"), markets: markets.In(schema)}
 }
 
 // FillRow is one account's row of a fill: the fill as the API serves it to that account (user set),
@@ -145,7 +148,7 @@ func positionRecord(record []byte, fee events.Amount, c *user.Closed) []byte {
 // and older than that last fill (one that arrived late) has the positions of its account and market
 // derived again from the stored fills.
 func (in *Ingest) writeFills(ctx context.Context, tx pgx.Tx, prepared [][]*FillRow) error {
-	rows, markets := collect(prepared)
+	rows, ms := collect(prepared)
 	positions, err := in.positions(ctx, tx, rows)
 	if err != nil {
 		return err
@@ -179,7 +182,7 @@ func (in *Ingest) writeFills(ctx context.Context, tx pgx.Tx, prepared [][]*FillR
 		}
 	}
 	var b pgx.Batch
-	queueMarkets(&b, in.t.markets, markets)
+	in.t.markets.Queue(&b, ms)
 	positions.queueSave(&b, in.t.positionState)
 	if b.Len() > 0 {
 		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
@@ -309,9 +312,7 @@ func (in *Ingest) positions(ctx context.Context, tx pgx.Tx, rows []*FillRow) (*p
 	}
 	// Locked in key order: two writers never hold one account's market at once (its fills are one
 	// partition's), but a rebalance can overlap them.
-	sorted := slices.SortedFunc(maps.Keys(keys), func(a, b positionKey) int {
-		return cmpKeys(a, b)
-	})
+	sorted := slices.SortedFunc(maps.Keys(keys), cmpKeys)
 	accounts, symbols := make([]string, len(sorted)), make([]string, len(sorted))
 	for i, k := range sorted {
 		accounts[i], symbols[i] = k.account, k.symbol
@@ -432,20 +433,7 @@ func (b *positionBook) queueSave(batch *pgx.Batch, table string) {
 }
 
 func cmpKeys(a, b positionKey) int {
-	if c := compareStrings(a.account, b.account); c != 0 {
-		return c
-	}
-	return compareStrings(a.symbol, b.symbol)
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return cmp.Or(strings.Compare(a.account, b.account), strings.Compare(a.symbol, b.symbol))
 }
 
 // rederive derives the position records of k again from the late row at from onwards: each row keeps
@@ -524,36 +512,6 @@ func (in *Ingest) rederive(ctx context.Context, tx pgx.Tx, k positionKey, from u
 	}
 	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 		return fmt.Errorf("save the positions of %v: %w", k, err)
-	}
-	return nil
-}
-
-// queueMarkets records the markets a batch mentions; existing entries are left as they are. In
-// symbol order: writers of other partitions may insert the same new markets at once, and rows taken
-// in one order cannot deadlock.
-func queueMarkets(b *pgx.Batch, table string, ms map[string]events.Market) {
-	if len(ms) == 0 {
-		return
-	}
-	syms, idx, typ, flt := make([]string, 0, len(ms)), make([]int32, 0, len(ms)), make([]string, 0, len(ms)), make([]string, 0, len(ms))
-	for _, sym := range slices.Sorted(maps.Keys(ms)) {
-		m := ms[sym]
-		syms, idx, typ, flt = append(syms, m.Symbol), append(idx, int32(m.Index)), append(typ, string(m.Type)), append(flt, m.Filter())
-	}
-	b.Queue(`INSERT INTO `+table+` (symbol, market_index, market_type, market_filter)
-		SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[]) ON CONFLICT (symbol) DO NOTHING`,
-		syms, idx, typ, flt)
-}
-
-// saveMarkets runs queueMarkets on its own.
-func saveMarkets(ctx context.Context, tx pgx.Tx, table string, ms map[string]events.Market) error {
-	var b pgx.Batch
-	queueMarkets(&b, table, ms)
-	if b.Len() == 0 {
-		return nil
-	}
-	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
-		return fmt.Errorf("save markets: %w", err)
 	}
 	return nil
 }

@@ -1,11 +1,13 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -52,7 +54,7 @@ func (in *Ingest) writeDeposits(ctx context.Context, tx pgx.Tx, evs []ingest.Eve
 	for _, e := range evs {
 		ms[e.Record.Symbol] = events.Market{Symbol: e.Record.Symbol, Index: e.Record.MarketIndex, Type: events.MarketTypeSpot}
 	}
-	return saveMarkets(ctx, tx, in.t.markets, ms)
+	return in.t.markets.Save(ctx, tx, ms)
 }
 
 func (in *Ingest) writeSwaps(ctx context.Context, tx pgx.Tx, evs []ingest.Event[*events.Swap]) error {
@@ -68,7 +70,7 @@ func (in *Ingest) writeSwaps(ctx context.Context, tx pgx.Tx, evs []ingest.Event[
 		ms[r.InSymbol] = events.Market{Symbol: r.InSymbol, Index: r.InMarketIndex, Type: events.MarketTypeSpot}
 		ms[r.OutSymbol] = events.Market{Symbol: r.OutSymbol, Index: r.OutMarketIndex, Type: events.MarketTypeSpot}
 	}
-	return saveMarkets(ctx, tx, in.t.markets, ms)
+	return in.t.markets.Save(ctx, tx, ms)
 }
 
 func (in *Ingest) writeSettlePnl(ctx context.Context, tx pgx.Tx, evs []ingest.Event[*events.SettlePnl]) error {
@@ -151,7 +153,7 @@ func (in *Ingest) writeOrders(ctx context.Context, tx pgx.Tx, evs []ingest.Event
 	}
 	// In key order, so that writers updating the same orders cannot deadlock.
 	keys := slices.SortedFunc(maps.Keys(newest), func(a, b key) int {
-		return cmpKeys(positionKey{a.account, a.order}, positionKey{b.account, b.order})
+		return cmp.Or(strings.Compare(a.account, b.account), strings.Compare(a.order, b.order))
 	})
 	n := len(keys)
 	accounts, orders, ts, filters, symbols, updated, records := make([]string, n), make([]string, n), make([]int64, n),
@@ -169,7 +171,7 @@ func (in *Ingest) writeOrders(ctx context.Context, tx pgx.Tx, evs []ingest.Event
 			symbol = excluded.symbol, from_record = true, record_updated = excluded.record_updated, record = excluded.record
 		WHERE NOT o.from_record OR excluded.record_updated > o.record_updated`,
 		accounts, orders, ts, filters, symbols, updated, records)
-	queueMarkets(&b, in.t.markets, ms)
+	in.t.markets.Queue(&b, ms)
 	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 		return fmt.Errorf("save orders: %w", err)
 	}
@@ -182,7 +184,8 @@ func (in *Ingest) writeOrderActions(ctx context.Context, tx pgx.Tx, evs []ingest
 	type row struct {
 		account, order string
 		a              *events.OrderAction
-		record         []byte
+		record         []byte // as the API lists the order's actions
+		topic          []byte // as the topic carried it: a place action stands for its order
 	}
 	var rows []row
 	ms := map[string]events.Market{}
@@ -199,7 +202,7 @@ func (in *Ingest) writeOrderActions(ctx context.Context, tx pgx.Tx, evs []ingest
 		if err != nil {
 			return err
 		}
-		rows = append(rows, row{account, order, a, rec})
+		rows = append(rows, row{account, order, a, rec, e.JSON})
 		if a.Symbol != "" {
 			ms[a.Symbol] = events.Market{Symbol: a.Symbol, Index: a.MarketIndex, Type: a.MarketType}
 		}
@@ -219,25 +222,23 @@ func (in *Ingest) writeOrderActions(ctx context.Context, tx pgx.Tx, evs []ingest
 		return fmt.Errorf("insert order actions: %w", err)
 	}
 	var b pgx.Batch
-	queueMarkets(&b, in.t.markets, ms)
+	in.t.markets.Queue(&b, ms)
 	// Place actions make their orders known; a record, whenever it comes, takes their place.
 	var accounts, orders, filters, symbols, records []string
 	var ts []int64
-	slices.SortFunc(rows, func(x, y row) int { return cmpKeys(positionKey{x.account, x.order}, positionKey{y.account, y.order}) })
+	slices.SortFunc(rows, func(x, y row) int {
+		return cmp.Or(strings.Compare(x.account, y.account), strings.Compare(x.order, y.order))
+	})
 	for _, r := range rows {
 		if r.a.Action != events.ActionPlace || r.a.Symbol == "" {
 			continue
-		}
-		place, err := json.Marshal(r.a)
-		if err != nil {
-			return fmt.Errorf("encode place action: %w", err)
 		}
 		filter := r.a.MarketFilter
 		if filter == "" {
 			filter = events.MarketFilter(r.a.MarketType, r.a.Symbol)
 		}
 		accounts, orders, ts = append(accounts, r.account), append(orders, r.order), append(ts, r.a.Ts)
-		filters, symbols, records = append(filters, filter), append(symbols, r.a.Symbol), append(records, string(place))
+		filters, symbols, records = append(filters, filter), append(symbols, r.a.Symbol), append(records, string(r.topic))
 	}
 	if len(accounts) > 0 {
 		b.Queue(`INSERT INTO `+in.t.orders+` (account, order_id, placed_ts, market_filter, symbol, from_record, record_updated, record)

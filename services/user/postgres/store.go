@@ -9,13 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/fault"
+	"github.com/tidemark/tidemark/platform/markets"
 	"github.com/tidemark/tidemark/services/user"
 )
 
@@ -33,42 +33,18 @@ func Migrations() fs.FS {
 
 // Store reads the user schema: it is the user.Store.
 type Store struct {
+	*markets.Catalogue
 	pool   *pgxpool.Pool
 	schema string
 	t      tables
-
-	mu      sync.RWMutex
-	markets map[string]events.Market // markets never disappear, so hits are cached for good
 }
 
 // NewStore reads schema through pool.
 func NewStore(pool *pgxpool.Pool, schema string) *Store {
-	return &Store{pool: pool, schema: schema, t: tablesOf(schema), markets: map[string]events.Market{}}
+	return &Store{Catalogue: markets.NewCatalogue(pool, schema), pool: pool, schema: schema, t: tablesOf(schema)}
 }
 
 func (s *Store) table(name string) string { return pgx.Identifier{s.schema, name}.Sanitize() }
-
-// Market returns the catalogue entry of symbol, learnt from the events ingested, or fault.NotFound.
-func (s *Store) Market(ctx context.Context, symbol string) (events.Market, error) {
-	s.mu.RLock()
-	m, ok := s.markets[symbol]
-	s.mu.RUnlock()
-	if ok {
-		return m, nil
-	}
-	err := s.pool.QueryRow(ctx, `SELECT symbol, market_index, market_type FROM `+s.t.markets+` WHERE symbol = $1`, symbol).
-		Scan(&m.Symbol, &m.Index, &m.Type)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return events.Market{}, fault.Errorf(fault.NotFound, "market %s not found", symbol)
-	}
-	if err != nil {
-		return events.Market{}, fmt.Errorf("look up market %s: %w", symbol, err)
-	}
-	s.mu.Lock()
-	s.markets[symbol] = m
-	s.mu.Unlock()
-	return m, nil
-}
 
 // hasFill is the SQL of "order o has a fill": one of the account's fills names it, or its record says
 // something was filled.
