@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash"
+	"net/http"
 	"time"
 
 	"github.com/tidemark/tidemark/platform/fault"
@@ -81,4 +82,29 @@ func (a *API) cursorMAC(dst []byte, scope string, signed []byte) []byte {
 
 func invalidPageToken() *fault.Error {
 	return &fault.Error{Code: fault.Invalid, Message: "Invalid page token"}
+}
+
+// PageAfter reads the page token of r (its page query parameter), bound to scope: the cursor of the
+// last record of the page before, or nil when r asks for the first page.
+func PageAfter[C any](a *API, r *http.Request, scope string) (*C, error) {
+	tok := r.URL.Query().Get("page")
+	if tok == "" {
+		return nil, nil
+	}
+	after := new(C)
+	if err := a.DecodeCursor(scope, tok, after); err != nil {
+		return nil, err
+	}
+	return after, nil
+}
+
+// NextPage pages rows read with a limit of size+1: it returns them trimmed to size and the token of
+// the page after the last one (its cursor, bound to scope), or nil when there is no further page.
+func NextPage[T any](a *API, scope string, rows []T, size int, cursor func(T) any) ([]T, *string) {
+	if len(rows) <= size {
+		return rows, nil
+	}
+	rows = rows[:size]
+	tok := a.EncodeCursor(scope, cursor(rows[size-1]))
+	return rows, &tok
 }

@@ -114,3 +114,45 @@ func TestCursorPayloadMismatch(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestPaging: NextPage trims a read of size+1 rows and gives the token of the last row kept, which
+// PageAfter reads back; the first page has no token, and the last page no next one.
+func TestPaging(t *testing.T) {
+	a := httpapi.New(httpapi.Options{PageKey: []byte("0123456789abcdef0123456789abcdef")})
+	const scope = "market/SOL-PERP/trades"
+	rows := []tradeCursor{{Ts: 5}, {Ts: 4}, {Ts: 3}}
+	cursor := func(c tradeCursor) any { return c }
+	for _, tc := range []struct {
+		name string
+		read []tradeCursor
+		want int
+		next bool
+	}{
+		{"a further page", rows, 2, true},
+		{"the last page, full", rows[:2], 2, false},
+		{"the last page, short", rows[:1], 1, false},
+		{"nothing", nil, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			page, next := httpapi.NextPage(a, scope, tc.read, 2, cursor)
+			if len(page) != tc.want || (next != nil) != tc.next {
+				t.Fatalf("%d rows, next %v; want %d rows, next %v", len(page), next, tc.want, tc.next)
+			}
+			if next == nil {
+				return
+			}
+			r, _ := http.NewRequest(http.MethodGet, "/x?page="+url.QueryEscape(*next), nil)
+			after, err := httpapi.PageAfter[tradeCursor](a, r, scope)
+			if err != nil || after == nil || *after != page[len(page)-1] {
+				t.Fatalf("PageAfter = %v, %v; want %+v", after, err, page[len(page)-1])
+			}
+			if _, err := httpapi.PageAfter[tradeCursor](a, r, "market/BTC-PERP/trades"); fault.CodeOf(err) != fault.Invalid {
+				t.Errorf("a token of another scope: %v", err)
+			}
+		})
+	}
+	r, _ := http.NewRequest(http.MethodGet, "/x", nil)
+	if after, err := httpapi.PageAfter[tradeCursor](a, r, scope); after != nil || err != nil {
+		t.Errorf("first page: %v, %v", after, err)
+	}
+}

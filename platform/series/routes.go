@@ -110,23 +110,15 @@ func (set *Set) rolling(api *httpapi.API, c *compiled) httpapi.Func {
 		since := now.Add(-httpapi.RollingWindow).Unix()
 		// The ingest accepts events up to a day ahead of its clock (events.MaxClockSkew).
 		until := now.Add(events.MaxClockSkew).Unix()
-		var after *Cursor
-		if tok := r.URL.Query().Get("page"); tok != "" {
-			after = new(Cursor)
-			if err := api.DecodeCursor(scope, tok, after); err != nil {
-				return nil, err
-			}
+		after, err := httpapi.PageAfter[Cursor](api, r, scope)
+		if err != nil {
+			return nil, err
 		}
 		rows, err := set.store.rolling(r.Context(), c, args, since, until, after, limit+1)
 		if err != nil {
 			return nil, err
 		}
-		var next *string
-		if len(rows) > limit {
-			rows = rows[:limit]
-			tok := api.EncodeCursor(scope, rows[len(rows)-1].Cursor)
-			next = &tok
-		}
+		rows, next := httpapi.NextPage(api, scope, rows, limit, func(r Row) any { return r.Cursor })
 		return httpapi.RawList{Records: records(rows), Meta: httpapi.RollingMeta{NextPage: next}}, nil
 	}
 }

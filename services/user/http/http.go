@@ -88,23 +88,16 @@ func (h *handlers) orders(r *nethttp.Request) (any, error) {
 		}
 		q.Symbol, scope = sym, scope+"/"+sym
 	}
-	if tok := r.URL.Query().Get("page"); tok != "" {
-		q.After = new(user.OrderCursor)
-		if err := h.api.DecodeCursor(scope, tok, q.After); err != nil {
-			return nil, err
-		}
+	if q.After, err = httpapi.PageAfter[user.OrderCursor](h.api, r, scope); err != nil {
+		return nil, err
 	}
 	orders, err := h.store.Orders(r.Context(), q)
 	if err != nil {
 		return nil, err
 	}
-	var next *string
-	if len(orders) > pageSize {
-		orders = orders[:pageSize]
-		last := orders[pageSize-1]
-		tok := h.api.EncodeCursor(scope, user.OrderCursor{Ts: last.PlacedTs, OrderID: last.OrderID})
-		next = &tok
-	}
+	orders, next := httpapi.NextPage(h.api, scope, orders, pageSize, func(o user.StoredOrder) any {
+		return user.OrderCursor{Ts: o.PlacedTs, OrderID: o.OrderID}
+	})
 	records, err := h.fold(r, acct, orders)
 	if err != nil {
 		return nil, err
@@ -164,23 +157,15 @@ func (h *handlers) actions(r *nethttp.Request) (any, error) {
 		return nil, err
 	}
 	scope := "user/" + acct + "/orders/" + id + "/actions"
-	var after *user.ActionCursor
-	if tok := r.URL.Query().Get("page"); tok != "" {
-		after = new(user.ActionCursor)
-		if err := h.api.DecodeCursor(scope, tok, after); err != nil {
-			return nil, err
-		}
+	after, err := httpapi.PageAfter[user.ActionCursor](h.api, r, scope)
+	if err != nil {
+		return nil, err
 	}
 	acts, err := h.store.OrderActions(r.Context(), acct, id, after, pageSize+1)
 	if err != nil {
 		return nil, err
 	}
-	var next *string
-	if len(acts) > pageSize {
-		acts = acts[:pageSize]
-		tok := h.api.EncodeCursor(scope, acts[pageSize-1].ActionCursor)
-		next = &tok
-	}
+	acts, next := httpapi.NextPage(h.api, scope, acts, pageSize, func(a user.Action) any { return a.ActionCursor })
 	records := make([]json.RawMessage, len(acts))
 	for i, a := range acts {
 		records[i] = a.Record
