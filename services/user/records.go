@@ -3,6 +3,7 @@ package user
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/tidemark/tidemark/platform/events"
 )
@@ -17,6 +18,16 @@ var fillOnly = []string{
 	"taker", "takerOrderId", "takerOrderDirection", "maker", "makerOrderId", "makerOrderDirection",
 }
 
+// nullFillOnly rewrites the empty fillOnly fields of an action as json.Marshal writes it ("name":"")
+// to null. The pattern cannot occur inside a string value, whose quotes are escaped.
+var nullFillOnly = func() *strings.Replacer {
+	var pairs []string
+	for _, k := range fillOnly {
+		pairs = append(pairs, `"`+k+`":""`, `"`+k+`":null`)
+	}
+	return strings.NewReplacer(pairs...)
+}()
+
 // ActionJSON is the API's JSON of an order action other than a fill: its empty fill-only and
 // other-side fields are null.
 func ActionJSON(a *events.OrderAction) ([]byte, error) {
@@ -24,16 +35,7 @@ func ActionJSON(a *events.OrderAction) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode order action: %w", err)
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(b, &fields); err != nil {
-		return nil, fmt.Errorf("encode order action: %w", err)
-	}
-	for _, k := range fillOnly {
-		if v, ok := fields[k]; ok && string(v) == `""` {
-			fields[k] = json.RawMessage("null")
-		}
-	}
-	return json.Marshal(fields)
+	return []byte(nullFillOnly.Replace(string(b))), nil
 }
 
 // LiquidationMarkets are the perp and the spot market a liquidation concerns, nil where it concerns
