@@ -68,9 +68,10 @@ type FillRow struct {
 	Order    user.FillOrder // where the fill moves the account's position
 	Record   []byte
 	Position []byte // nil when the fill closed nothing
-	// After is the account's position in the market once the fill is applied; nil for spot fills
-	// and for rows not applied (a late fill, until its market is derived again).
-	After *user.Position
+	// BaseAfter and QuoteEntryAfter are the account's position in the market once the fill is
+	// applied, in decimal; "" for spot fills and for rows not applied (a late fill, until its market
+	// is derived again).
+	BaseAfter, QuoteEntryAfter string
 
 	applied bool // moved its position (or was found not to)
 }
@@ -91,8 +92,8 @@ func FillsTable(schema string) ingest.Table[*FillRow] {
 			}
 			prediction := f.MarketFilter == events.FilterPrediction || events.MarketFilter(f.MarketType, f.Symbol) == events.FilterPrediction
 			var base, quote any
-			if r.After != nil {
-				base, quote = r.After.Base.String(), r.After.QuoteEntry.String()
+			if r.BaseAfter != "" {
+				base, quote = r.BaseAfter, r.QuoteEntryAfter
 			}
 			return []any{r.Side.Account, f.Ts, f.TxSig, int32(f.TxSigIndex), f.Slot, f.Symbol, prediction, r.Side.OrderID, r.Record, position,
 				base, quote, r.Order.ID}
@@ -371,15 +372,24 @@ func (b *positionBook) applyOne(r *FillRow) error {
 	} else if r.Order.Compare(st.last) <= 0 {
 		return nil
 	}
-	closed, err := apply(&st.pos, r)
+	if err := r.move(&st.pos); err != nil {
+		return err
+	}
+	st.last = r.Order
+	return nil
+}
+
+// move moves pos by the fill of r and sets what r keeps of it: the closed-position record when the
+// fill closed something, and the position after it.
+func (r *FillRow) move(pos *user.Position) error {
+	closed, err := apply(pos, r)
 	if err != nil {
 		return err
 	}
 	if closed != nil {
 		r.Position = positionRecord(r.Record, r.Side.Fee, closed)
 	}
-	r.After = &user.Position{Base: new(big.Int).Set(st.pos.Base), QuoteEntry: new(big.Int).Set(st.pos.QuoteEntry)}
-	st.last = r.Order
+	r.BaseAfter, r.QuoteEntryAfter = pos.Base.String(), pos.QuoteEntry.String()
 	return nil
 }
 
@@ -479,14 +489,9 @@ func (in *Ingest) rederive(ctx context.Context, tx pgx.Tx, k positionKey, from u
 				r.Side = s
 			}
 		}
-		closed, err := apply(&pos, r)
-		if err != nil {
+		if err := r.move(&pos); err != nil {
 			return err
 		}
-		if closed != nil {
-			r.Position = positionRecord(r.Record, r.Side.Fee, closed)
-		}
-		r.After = &user.Position{Base: new(big.Int).Set(pos.Base), QuoteEntry: new(big.Int).Set(pos.QuoteEntry)}
 		rows = append(rows, r)
 		return nil
 	})
@@ -502,12 +507,12 @@ func (in *Ingest) rederive(ctx context.Context, tx pgx.Tx, k positionKey, from u
 		f := r.Fill
 		b.Queue(`UPDATE `+fills+` SET position = $5, base_after = $6, quote_entry_after = $7
 			WHERE account = $1 AND ts = $2 AND tx_sig = $3 AND tx_sig_index = $4`,
-			k.account, f.Ts, f.TxSig, int32(f.TxSigIndex), p, r.After.Base.String(), r.After.QuoteEntry.String())
+			k.account, f.Ts, f.TxSig, int32(f.TxSigIndex), p, r.BaseAfter, r.QuoteEntryAfter)
 	}
 	if n := len(rows); n > 0 {
 		last := rows[n-1]
 		b.Queue(`UPDATE `+in.t.positionState+` SET base = $3, quote_entry = $4, last_ts = $5, last_fill_record_id = $6
-			WHERE account = $1 AND symbol = $2`, k.account, k.symbol, last.After.Base.String(), last.After.QuoteEntry.String(),
+			WHERE account = $1 AND symbol = $2`, k.account, k.symbol, last.BaseAfter, last.QuoteEntryAfter,
 			last.Order.Ts, last.Order.ID)
 	}
 	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
