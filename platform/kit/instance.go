@@ -16,7 +16,6 @@ import (
 
 	"github.com/tidemark/tidemark/api"
 	"github.com/tidemark/tidemark/platform/app"
-	"github.com/tidemark/tidemark/platform/exportstream"
 	"github.com/tidemark/tidemark/platform/httpapi"
 	"github.com/tidemark/tidemark/platform/ingest"
 	"github.com/tidemark/tidemark/platform/kafka"
@@ -73,6 +72,8 @@ type Instance struct {
 	group    string
 	consumes []string // the topics of its sinks
 	topics   []string
+
+	hasInternal bool // it declared internal routes of its own
 
 	outbox *outbox.Publisher // nil when the service publishes nothing
 	writer interface{ Close() error }
@@ -165,6 +166,10 @@ func Start(ctx context.Context, svc Service, rt Runtime, set Settings) (*Instanc
 	opts.PageKey = nil
 	inst.internal = httpapi.New(opts)
 	inst.series.Exports(inst.internal)
+	if parts.Internal != nil {
+		parts.Internal(inst.internal)
+		inst.hasInternal = true
+	}
 	return inst, nil
 }
 
@@ -195,11 +200,12 @@ func (i *Instance) FileTypes() []string { return i.series.FileTypes() }
 // Topics are the topics the service consumes (with their DLQs) and publishes, for provisioning.
 func (i *Instance) Topics() []string { return slices.Clone(i.topics) }
 
-// RegisterInternal adds the service's internal routes (GET /internal/exports/{fileType}) to mux, an
-// internal port's mux of app.InternalMux.
+// RegisterInternal adds the service's internal routes to mux, an internal port's mux of
+// app.InternalMux: its export streams (under exportstream.PathPrefix) and the routes of
+// Parts.Internal, all under InternalPrefix.
 func (i *Instance) RegisterInternal(mux *http.ServeMux) {
-	if len(i.FileTypes()) > 0 {
-		mux.Handle("GET "+exportstream.PathPrefix+"{fileType}", i.internal.Handler())
+	if len(i.FileTypes()) > 0 || i.hasInternal {
+		mux.Handle(InternalPrefix, i.internal.Handler())
 	}
 }
 

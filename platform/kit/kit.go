@@ -69,4 +69,12 @@ type Parts struct {
 	Series []series.Series
 	// Routes registers its other public routes; nil: none.
 	Routes func(api *httpapi.API)
+	// Internal registers routes of the internal port, each under InternalPrefix: what other parts
+	// of the mesh read from the service and clients never see (the snapshots the WebSocket edge
+	// warms from, say). They are in no public document and behind no Ingress; nil: none.
+	Internal func(api *httpapi.API)
 }
+
+// InternalPrefix is where a service's internal routes live on its internal port; the export
+// streams (exportstream.PathPrefix) are among them.
+const InternalPrefix = "/internal/"

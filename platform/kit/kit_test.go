@@ -21,6 +21,7 @@ import (
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/exportstream"
+	"github.com/tidemark/tidemark/platform/httpapi"
 	"github.com/tidemark/tidemark/platform/ingest"
 	"github.com/tidemark/tidemark/platform/kit"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
@@ -64,6 +65,13 @@ CREATE TABLE deposits (
 					Record: series.LayoutOf[events.Deposit](),
 					Export: &series.Export{FileType: "deposits", Accounts: "account = ANY(@accounts)"},
 				}},
+				Internal: func(api *httpapi.API) {
+					api.Handle(http.MethodGet, kit.InternalPrefix+name+"/count", func(r *http.Request) (any, error) {
+						var n int
+						err := d.Pool.QueryRow(r.Context(), "SELECT count(*) FROM "+d.Schema+".deposits").Scan(&n)
+						return map[string]int{"deposits": n}, err
+					})
+				},
 			}, nil
 		},
 	}
@@ -148,6 +156,21 @@ func TestAServiceIsItsDeclaration(t *testing.T) {
 	rows, err = csv.NewReader(bytes.NewReader(body)).ReadAll()
 	if err != nil || resp.StatusCode != 200 || len(rows) != 12 || resp.Trailer.Get(exportstream.RecordCountTrailer) != "11" {
 		t.Fatalf("export: %d, %d rows, trailer %q, %v", resp.StatusCode, len(rows), resp.Trailer.Get(exportstream.RecordCountTrailer), err)
+	}
+	// Its own internal route answers on the internal port only.
+	resp, err = http.Get(srv.URL + kit.InternalPrefix + "toy/count")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body = kittest.ReadAll(t, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"deposits":30`) {
+		t.Fatalf("internal route: %d %s", resp.StatusCode, body)
+	}
+	pub := httptest.NewRecorder()
+	s.Handler().ServeHTTP(pub, httptest.NewRequest(http.MethodGet, kit.InternalPrefix+"toy/count", nil))
+	if pub.Code != http.StatusNotFound {
+		t.Fatalf("internal route on the public port: %d", pub.Code)
 	}
 }
 
