@@ -75,6 +75,8 @@ type Instance struct {
 
 	hasInternal bool // it declared internal routes of its own
 
+	background func(ctx context.Context) error // Parts.Run; nil when none
+
 	outbox *outbox.Publisher // nil when the service publishes nothing
 	writer interface{ Close() error }
 
@@ -134,6 +136,7 @@ func Start(ctx context.Context, svc Service, rt Runtime, set Settings) (*Instanc
 			inst.topics = append(inst.topics, s.Topic(), ingest.DLQTopic(s.Topic()))
 		}
 	}
+	inst.background = parts.Run
 	if len(svc.Publishes) > 0 {
 		w := rt.Kafka.NewWriter("")
 		inst.writer = w
@@ -233,8 +236,8 @@ func (i *Instance) Ready() error {
 	return nil
 }
 
-// Run consumes, publishes and keeps partitions ahead until ctx ends. The consumer finishes and commits
-// its batch before Run returns.
+// Run consumes, publishes, keeps partitions ahead and runs the service's own background work
+// (Parts.Run) until ctx ends. The consumer finishes and commits its batch before Run returns.
 func (i *Instance) Run(ctx context.Context) error {
 	var g app.Group
 	if i.consumer != nil {
@@ -244,6 +247,9 @@ func (i *Instance) Run(ctx context.Context) error {
 		g.Add(i.svc.Name+" outbox", i.outbox.Run)
 	}
 	g.Add(i.svc.Name+" partitions", i.keepPartitions)
+	if i.background != nil {
+		g.Add(i.svc.Name+" background", i.background)
+	}
 	err := g.Run(ctx)
 	if i.writer != nil {
 		if cerr := i.writer.Close(); cerr != nil && err == nil {

@@ -8,6 +8,7 @@
 package kit
 
 import (
+	"context"
 	"io/fs"
 	"log/slog"
 	"time"
@@ -73,6 +74,11 @@ type Parts struct {
 	// of the mesh read from the service and clients never see (the snapshots the WebSocket edge
 	// warms from, say). They are in no public document and behind no Ingress; nil: none.
 	Internal func(api *httpapi.API)
+	// Run is the service's own background work (a timer that publishes throttled edge messages,
+	// say), run beside its consumer and outbox until the service stops: it must return once ctx
+	// ends, nil then being a clean stop; an error, or a return while ctx is live, stops the service.
+	// Failures it can recover from (Postgres unreachable) it retries rather than returns. nil: none.
+	Run func(ctx context.Context) error
 }
 
 // InternalPrefix is where a service's internal routes live on its internal port; the export

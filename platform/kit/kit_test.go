@@ -309,3 +309,64 @@ func TestBadConfigurationStopsTheStart(t *testing.T) {
 		}
 	}
 }
+
+// TestBackgroundWorkRunsWithTheService: a service's own Run runs beside its consumer once the service
+// runs, sees its context end when the service stops, and a failure of it stops the service.
+func TestBackgroundWorkRunsWithTheService(t *testing.T) {
+	s := kittest.Start(t, pgServer, kittest.Options{}, toy("host"))
+	started, stopped := make(chan struct{}), make(chan struct{})
+	svc := toy("busy")
+	build := svc.Build
+	svc.Build = func(d kit.Deps) (kit.Parts, error) {
+		p, err := build(d)
+		p.Run = func(ctx context.Context) error {
+			close(started)
+			<-ctx.Done()
+			close(stopped)
+			return nil
+		}
+		return p, err
+	}
+	rt := kit.Runtime{Pool: s.Pool, Kafka: s.Kafka, Now: func() time.Time { return s.Now }}
+	inst, err := kit.Start(context.Background(), svc, rt, kit.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- inst.Run(ctx) }()
+	select {
+	case <-started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the background work never started")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("clean stop: %v", err)
+	}
+	select {
+	case <-stopped:
+	default:
+		t.Fatal("Run returned before the background work had stopped")
+	}
+
+	failing := toy("failing")
+	build2 := failing.Build
+	failing.Build = func(d kit.Deps) (kit.Parts, error) {
+		p, err := build2(d)
+		p.Run = func(context.Context) error { return fmt.Errorf("out of luck") }
+		return p, err
+	}
+	inst, err = kit.Start(context.Background(), failing, rt, kit.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithTimeout(context.Background(), 30*time.Second)
+	defer stop()
+	if err := inst.Run(runCtx); err == nil || !strings.Contains(err.Error(), "failing background: out of luck") {
+		t.Fatalf("Run = %v, want the background work's failure", err)
+	}
+	if runCtx.Err() != nil {
+		t.Fatal("the failure did not stop the service")
+	}
+}
