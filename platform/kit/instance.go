@@ -109,7 +109,14 @@ func Start(ctx context.Context, svc Service, rt Runtime, set Settings) (*Instanc
 	if err := inst.ensurePartitions(ctx); err != nil {
 		return nil, fmt.Errorf("%s: %w", svc.Name, err)
 	}
-	parts, err := svc.Build(Deps{Schema: inst.schema, Pool: rt.Pool, Now: rt.Now, Logger: inst.logger})
+	// The outbox is made after Build, and the service runs only after Start returns: by the time
+	// the service wakes it, it is there.
+	wake := func() {
+		if inst.outbox != nil {
+			inst.outbox.Wake()
+		}
+	}
+	parts, err := svc.Build(Deps{Schema: inst.schema, Pool: rt.Pool, Now: rt.Now, Logger: inst.logger, WakeOutbox: wake})
 	if err != nil {
 		return nil, fmt.Errorf("%s: build: %w", svc.Name, err)
 	}
