@@ -1,0 +1,34 @@
+// Package service declares the stats service to the kit: its schema, the topics it consumes, its
+// routes, the edge topics it publishes and the publisher that feeds them. The command and the dev
+// stack both run this declaration.
+package service
+
+import (
+	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/platform/httpapi"
+	"github.com/tidemark/tidemark/platform/kit"
+	statshttp "github.com/tidemark/tidemark/services/stats/http"
+	"github.com/tidemark/tidemark/services/stats/postgres"
+)
+
+// Service declares the stats service.
+func Service() kit.Service {
+	return kit.Service{
+		Name:       "stats",
+		Migrations: postgres.Migrations(),
+		// /params and /vaults are exact reads; the prefixes of the edge's routing table match them and
+		// nothing else the API serves.
+		Prefixes:  []string{"/stats/", "/params", "/vaults", "/external/"},
+		Publishes: []string{events.TopicEdgeMarkets, events.TopicEdgePricing},
+		Build: func(d kit.Deps) (kit.Parts, error) {
+			store := postgres.NewStore(d.Pool, d.Schema)
+			edge := postgres.NewPublisher(d.Pool, d.Schema, d.Now, d.WakeOutbox, d.Logger.With("component", "edge"))
+			return kit.Parts{
+				Sinks:    postgres.NewIngest(d.Schema).Sinks(),
+				Routes:   func(api *httpapi.API) { statshttp.Routes(api, store) },
+				Internal: func(api *httpapi.API) { statshttp.Internal(api, store, kit.InternalPrefix) },
+				Run:      edge.Run,
+			}, nil
+		},
+	}
+}
