@@ -169,7 +169,13 @@ func (h *handlers) volume(r *nethttp.Request) (any, error) {
 
 func (h *handlers) volumeRange(r *nethttp.Request) (any, error) {
 	q := r.URL.Query()
-	w, err := stats.VolumeRange(q.Get("startTs"), q.Get("endTs"))
+	start, end := q.Get("startTs"), q.Get("endTs")
+	if start == "" && end == "" {
+		// Neither: the 24 whole hours before the current one.
+		to := stats.HourOf(h.api.Now().Unix())
+		start, end = strconv.FormatInt(to-24*stats.Hour, 10), strconv.FormatInt(to, 10)
+	}
+	w, err := stats.VolumeRange(start, end)
 	if err != nil {
 		return nil, err
 	}
