@@ -29,6 +29,7 @@ import (
 	"github.com/tidemark/tidemark/platform/pg/pglocal"
 	"github.com/tidemark/tidemark/platform/telemetry"
 	market "github.com/tidemark/tidemark/services/market/service"
+	stats "github.com/tidemark/tidemark/services/stats/service"
 	user "github.com/tidemark/tidemark/services/user/service"
 )
 
@@ -84,6 +85,7 @@ func Services() []kit.Service {
 	return []kit.Service{
 		market.Service(market.Config{}),
 		user.Service(),
+		stats.Service(),
 	}
 }
 
@@ -93,6 +95,8 @@ var examples = map[string][]string{
 		"/market/TRUMP-WIN-2028-BET/predictions", "/market/USDC/deposits"},
 	"user": {"/user/{account}/trades", "/user/{account}/orders/perp?hasFill=true", "/user/{account}/positions",
 		"/user/{account}/fundingPayments", "/user/{account}/snapshots/trading?days=1"},
+	"stats": {"/stats/markets", "/stats/leaderboard?sort=volume&limit=10", "/stats/markets/volume/24h", "/stats/fundingRates",
+		"/stats/liquidations", "/stats/USDC/rateHistory/deposit", "/params", "/vaults", "/external/aggregator/contracts"},
 }
 
 // Run starts everything and blocks until ctx ends, then stops it all in order.
