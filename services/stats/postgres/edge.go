@@ -41,44 +41,64 @@ const edgeTick = 250 * time.Millisecond
 // markets whose value changed since their last publication, at most once per MinEdgeInterval each.
 // Replicas take turns under an advisory lock; the last publications are shared in edge_published.
 type Publisher struct {
-	pool    *pgxpool.Pool
-	store   *Store
-	schema  string
-	now     func() time.Time // the data's clock: the end of the 24-hour window
-	clock   func() time.Time // the wall clock, which throttles
-	wake    func()
-	logger  *slog.Logger
-	failing bool
+	pool   *pgxpool.Pool
+	store  *Store
+	schema string
+	now    func() time.Time // the data's clock: the end of the 24-hour window
+	clock  func() time.Time // the wall clock, which throttles
 }
 
-// NewPublisher publishes schema's markets. now is the data's clock; wake (nil: none) asks the
+// NewPublisher publishes schema's markets; now is the data's clock.
+func NewPublisher(pool *pgxpool.Pool, schema string, now func() time.Time) *Publisher {
+	return &Publisher{pool: pool, store: NewStore(pool, schema), schema: schema, now: now, clock: time.Now}
+}
+
+// Background is the stats service's own work beside its consumer: the edge publisher every edgeTick
+// and the fold of the wallets' deltas every foldTicks ticks.
+type Background struct {
+	edge   *Publisher
+	fold   *Folder
+	wake   func()
+	logger *slog.Logger
+}
+
+// foldTicks is how many edge ticks pass between folds: a second.
+const foldTicks = 4
+
+// NewBackground runs schema's publisher and fold. now is the data's clock; wake (nil: none) asks the
 // outbox to publish at once what a tick queued.
-func NewPublisher(pool *pgxpool.Pool, schema string, now func() time.Time, wake func(), logger *slog.Logger) *Publisher {
+func NewBackground(pool *pgxpool.Pool, schema string, now func() time.Time, wake func(), logger *slog.Logger) *Background {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Publisher{pool: pool, store: NewStore(pool, schema), schema: schema, now: now, clock: time.Now, wake: wake, logger: logger}
+	return &Background{edge: NewPublisher(pool, schema, now), fold: NewFolder(pool, schema), wake: wake, logger: logger}
 }
 
-// Run publishes every edgeTick until ctx ends. A failed tick (Postgres unreachable) is logged once
-// per outage and tried again at the next.
-func (p *Publisher) Run(ctx context.Context) error {
+// Run folds and publishes until ctx ends. A failure (Postgres unreachable) is logged once per
+// outage of each task and tried again at its next turn.
+func (b *Background) Run(ctx context.Context) error {
 	t := time.NewTicker(edgeTick)
 	defer t.Stop()
-	for {
-		n, err := p.Publish(ctx)
+	var foldFailing, edgeFailing bool
+	report := func(what string, err error, failing *bool) {
 		switch {
 		case ctx.Err() != nil:
-			return nil
-		case err != nil && !p.failing:
-			p.failing = true
-			p.logger.Warn("edge publication failed; retrying", "err", err)
-		case err == nil && p.failing:
-			p.failing = false
-			p.logger.Info("edge publication works again")
+		case err != nil && !*failing:
+			*failing = true
+			b.logger.Warn(what+" failed; retrying", "err", err)
+		case err == nil && *failing:
+			*failing = false
+			b.logger.Info(what + " works again")
 		}
-		if n > 0 && p.wake != nil {
-			p.wake()
+	}
+	for tick := 0; ; tick++ {
+		if tick%foldTicks == 0 {
+			report("the fold of the wallets' deltas", b.fold.Fold(ctx), &foldFailing)
+		}
+		n, err := b.edge.Publish(ctx)
+		report("edge publication", err, &edgeFailing)
+		if n > 0 && b.wake != nil {
+			b.wake()
 		}
 		select {
 		case <-ctx.Done():

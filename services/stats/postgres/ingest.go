@@ -3,13 +3,10 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"embed"
 	"fmt"
 	"io/fs"
-	"slices"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -36,30 +33,27 @@ func Migrations() fs.FS {
 // changes nothing. Latest-state rows (market states, vaults, parameters) are replaced only by a
 // sample of a later slot, which a replay cannot be.
 //
-// Fills and settlements are an account's; the leaderboards are a wallet's. An account's wallet comes
-// from its new-user record, which may arrive after its first fills: until it does, the account's
-// volume and P&L wait in pending rows, which the new-user record folds into its wallet's. So that no
-// fill can slip between the fold and the mapping, fills and settlements hold the schema's attribution
-// lock shared from before they read the mapping until they commit, and new-user records hold it
-// exclusively: new-users is the first sink of every transaction, so the exclusive lock is always its
-// transaction's first.
+// Fills and settlements are an account's; the leaderboards are a wallet's, and an account's wallet
+// comes from its new-user record, which may arrive after its first fills. So the sinks append what a
+// batch did to each account's month as deltas, in the batch's transaction, and a background fold
+// (Fold) moves the deltas of accounts with a known wallet into their wallets' rows: no sink waits for
+// another's mapping, and none updates a row another updates.
 type Ingest struct {
 	schema  string
 	t       tables
 	markets markets.Table
-	lockKey string
 }
 
 // NewIngest writes into schema.
 func NewIngest(schema string) *Ingest {
-	return &Ingest{schema: schema, t: tablesOf(schema), markets: markets.In(schema), lockKey: schema + ".attribution"}
+	return &Ingest{schema: schema, t: tablesOf(schema), markets: markets.In(schema)}
 }
 
 // tables are the quoted names of the schema's tables.
 type tables struct {
 	fills, tradeMinutes, tradeHours, marketStates, spotRates, spotBalances, funding, liquidations, insuranceFund,
 	ifStakes, swaps, vaults, params, accounts, settlements, walletVolumes, walletPnl, pendingVolumes, pendingPnl,
-	edgePublished, markets string
+	volumeDeltas, pnlDeltas, edgePublished, markets string
 }
 
 func tablesOf(schema string) tables {
@@ -69,13 +63,12 @@ func tablesOf(schema string) tables {
 		spotRates: q("spot_rates"), spotBalances: q("spot_balances"), funding: q("funding_rates"), liquidations: q("liquidations"),
 		insuranceFund: q("insurance_fund"), ifStakes: q("if_stakes"), swaps: q("swaps"), vaults: q("vaults"), params: q("params"),
 		accounts: q("accounts"), settlements: q("settlements"), walletVolumes: q("wallet_volumes"), walletPnl: q("wallet_pnl"),
-		pendingVolumes: q("pending_volumes"), pendingPnl: q("pending_pnl"), edgePublished: q("edge_published"), markets: q("markets"),
+		pendingVolumes: q("pending_volumes"), pendingPnl: q("pending_pnl"), volumeDeltas: q("volume_deltas"), pnlDeltas: q("pnl_deltas"),
+		edgePublished: q("edge_published"), markets: q("markets"),
 	}
 }
 
-// Sinks returns one sink per consumed topic. Their order is the order every transaction writes them
-// in: new-users first (see Ingest), then fills and settlements, which take the attribution lock
-// before any other sink takes a row.
+// Sinks returns one sink per consumed topic, in the order every transaction writes them.
 func (in *Ingest) Sinks() []ingest.Sink {
 	return []ingest.Sink{
 		ingest.Records(events.TopicNewUsers, in.writeNewUsers),
@@ -136,8 +129,8 @@ func aggregateFills(fills []stats.Fill) fillAggregates {
 	}
 }
 
-// WriteFills stores fills and moves the trading aggregates and the wallets' volumes by the ones this
-// transaction inserted.
+// WriteFills stores fills and moves the trading aggregates by the ones this transaction inserted, and
+// appends their accounts' volume deltas.
 func (in *Ingest) WriteFills(ctx context.Context, tx pgx.Tx, fills []stats.Fill) error {
 	// The aggregation needs no database, so it runs while Postgres copies the fills, on the bet that
 	// every fill is new (only a replayed batch holds known ones).
@@ -154,47 +147,17 @@ func (in *Ingest) WriteFills(ctx context.Context, tx pgx.Tx, fills []stats.Fill)
 	if len(fresh) != len(fills) {
 		agg = aggregateFills(fresh)
 	}
-	wallets, err := in.attribute(ctx, tx, agg.accounts)
-	if err != nil {
-		return err
-	}
+	// One round trip for all: between statements the consumer's busy goroutines can keep this one
+	// waiting for the scheduler while the server idles.
 	var b pgx.Batch
 	in.markets.Queue(&b, agg.markets)
 	queueBuckets(&b, in.t.tradeMinutes, agg.minutes)
 	queueBuckets(&b, in.t.tradeHours, agg.hours)
-	in.queueVolumes(&b, agg.accounts, wallets)
+	queueVolumeDeltas(&b, in.t.volumeDeltas, agg.accounts)
 	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 		return fmt.Errorf("move the trading aggregates: %w", err)
 	}
 	return nil
-}
-
-// attribute takes the attribution lock shared and returns the wallet of each account of vols that
-// has one.
-func (in *Ingest) attribute(ctx context.Context, tx pgx.Tx, vols []stats.AccountVolume) (map[string]string, error) {
-	accounts := make([]string, 0, len(vols))
-	seen := make(map[string]bool, len(vols))
-	for _, v := range vols {
-		if !seen[v.Account] {
-			seen[v.Account] = true
-			accounts = append(accounts, v.Account)
-		}
-	}
-	wallets := make(map[string]string, len(accounts))
-	var b pgx.Batch
-	b.Queue(`SELECT pg_advisory_xact_lock_shared(hashtextextended($1, 0))`, in.lockKey)
-	b.Queue(`SELECT account, authority FROM `+in.t.accounts+` WHERE account = ANY($1)`, accounts).Query(func(rows pgx.Rows) error {
-		var account, authority string
-		_, err := pgx.ForEachRow(rows, []any{&account, &authority}, func() error {
-			wallets[account] = authority
-			return nil
-		})
-		return err
-	})
-	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
-		return nil, fmt.Errorf("read the accounts' wallets: %w", err)
-	}
-	return wallets, nil
 }
 
 func queueBuckets(b *pgx.Batch, table string, buckets []stats.Bucket) {
@@ -232,58 +195,21 @@ func queueBuckets(b *pgx.Batch, table string, buckets []stats.Bucket) {
 		sym, ts, fills, quote, base, fh, fl, oh, ol, lts, lid, lslot, closes, closeOracle)
 }
 
-// queueVolumes adds each account's month to its wallet's, or to its pending row while its wallet is
-// unknown, both in key order.
-func (in *Ingest) queueVolumes(b *pgx.Batch, vols []stats.AccountVolume, wallets map[string]string) {
-	type key struct {
-		month     int64
-		authority string
-	}
-	byWallet := map[key]*stats.AccountVolume{}
-	var pending []stats.AccountVolume
-	for _, v := range vols {
-		w, ok := wallets[v.Account]
-		if !ok {
-			pending = append(pending, v)
-			continue
-		}
-		k := key{v.Month, w}
-		acc := byWallet[k]
-		if acc == nil {
-			acc = &stats.AccountVolume{Month: v.Month, Account: w}
-			byWallet[k] = acc
-		}
-		acc.Maker.Add(v.Maker)
-		acc.Taker.Add(v.Taker)
-	}
-	merged := make([]stats.AccountVolume, 0, len(byWallet))
-	for _, v := range byWallet {
-		merged = append(merged, *v)
-	}
-	sortVolumes(merged)
-	upsertVolumes(b, in.t.walletVolumes, "authority", merged)
-	upsertVolumes(b, in.t.pendingVolumes, "account", pending) // vols is in key order already
-}
-
-func upsertVolumes(b *pgx.Batch, table, keyCol string, vols []stats.AccountVolume) {
+// queueVolumeDeltas appends vols, what a batch's fresh fills did to their accounts' months.
+func queueVolumeDeltas(b *pgx.Batch, table string, vols []stats.AccountVolume) {
 	if len(vols) == 0 {
 		return
 	}
-	months, keys, maker, taker := make([]int64, len(vols)), make([]string, len(vols)), make([]string, len(vols)), make([]string, len(vols))
+	months, accounts, maker, taker := make([]int64, len(vols)), make([]string, len(vols)), make([]string, len(vols)), make([]string, len(vols))
 	for i, v := range vols {
-		months[i], keys[i], maker[i], taker[i] = v.Month, v.Account, v.Maker.String(), v.Taker.String()
+		months[i], accounts[i], maker[i], taker[i] = v.Month, v.Account, v.Maker.String(), v.Taker.String()
 	}
-	b.Queue(`INSERT INTO `+table+` AS w (month, `+keyCol+`, maker_volume, taker_volume)
-		SELECT * FROM unnest($1::bigint[], $2::text[], $3::numeric[], $4::numeric[])
-		ON CONFLICT (month, `+keyCol+`) DO UPDATE SET
-			maker_volume = w.maker_volume + excluded.maker_volume,
-			taker_volume = w.taker_volume + excluded.taker_volume`, months, keys, maker, taker)
+	b.Queue(`INSERT INTO `+table+` (month, account, maker_volume, taker_volume)
+		SELECT * FROM unnest($1::bigint[], $2::text[], $3::numeric[], $4::numeric[])`, months, accounts, maker, taker)
 }
 
+// writeNewUsers records which wallet owns each account; the first record of an account counts.
 func (in *Ingest) writeNewUsers(ctx context.Context, tx pgx.Tx, evs []ingest.Event[*events.NewUser]) error {
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, in.lockKey); err != nil {
-		return fmt.Errorf("take the attribution lock: %w", err)
-	}
 	t := ingest.Table[*events.NewUser]{
 		Name:    in.schema + ".accounts",
 		Columns: []string{"account", "authority"},
@@ -294,35 +220,8 @@ func (in *Ingest) writeNewUsers(ctx context.Context, tx pgx.Tx, evs []ingest.Eve
 	for i, e := range evs {
 		users[i] = e.Record
 	}
-	fresh, err := t.Insert(ctx, tx, users)
-	if err != nil {
+	if _, err := t.Insert(ctx, tx, users); err != nil {
 		return fmt.Errorf("insert accounts: %w", err)
-	}
-	if len(fresh) == 0 {
-		return nil
-	}
-	accounts, authorities := make([]string, len(fresh)), make([]string, len(fresh))
-	for i, u := range fresh {
-		accounts[i], authorities[i] = u.User, u.UserAuthority
-	}
-	// What the new accounts did before their wallets were known moves to the wallets, in key order.
-	var b pgx.Batch
-	b.Queue(`WITH moved AS (
-			DELETE FROM `+in.t.pendingVolumes+` p USING unnest($1::text[], $2::text[]) AS n(account, authority)
-			WHERE p.account = n.account RETURNING p.month, n.authority, p.maker_volume, p.taker_volume)
-		INSERT INTO `+in.t.walletVolumes+` AS w (month, authority, maker_volume, taker_volume)
-		SELECT month, authority, sum(maker_volume), sum(taker_volume) FROM moved GROUP BY month, authority ORDER BY month, authority
-		ON CONFLICT (month, authority) DO UPDATE SET
-			maker_volume = w.maker_volume + excluded.maker_volume,
-			taker_volume = w.taker_volume + excluded.taker_volume`, accounts, authorities)
-	b.Queue(`WITH moved AS (
-			DELETE FROM `+in.t.pendingPnl+` p USING unnest($1::text[], $2::text[]) AS n(account, authority)
-			WHERE p.account = n.account RETURNING p.month, n.authority, p.pnl)
-		INSERT INTO `+in.t.walletPnl+` AS w (month, authority, pnl)
-		SELECT month, authority, sum(pnl) FROM moved GROUP BY month, authority ORDER BY month, authority
-		ON CONFLICT (month, authority) DO UPDATE SET pnl = w.pnl + excluded.pnl`, accounts, authorities)
-	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
-		return fmt.Errorf("fold pending aggregates into their wallets: %w", err)
 	}
 	return nil
 }
@@ -354,76 +253,26 @@ func (in *Ingest) writeSettlements(ctx context.Context, tx pgx.Tx, evs []ingest.
 	if len(fresh) == 0 {
 		return nil
 	}
-	// An account's month of P&L, carried in AccountVolume's Maker.
+	// An account's month of P&L.
 	type key struct {
 		month   int64
 		account string
 	}
-	byKey := map[key]*stats.AccountVolume{}
-	for _, s := range fresh {
-		k := key{stats.MonthOf(s.Ts), s.User}
-		v := byKey[k]
-		if v == nil {
-			v = &stats.AccountVolume{Month: k.month, Account: k.account}
-			byKey[k] = v
+	sums := map[key]*stats.Sum{}
+	for _, st := range fresh {
+		k := key{stats.MonthOf(st.Ts), st.User}
+		if sums[k] == nil {
+			sums[k] = &stats.Sum{}
 		}
-		v.Maker.Add(s.pnl)
+		sums[k].Add(st.pnl)
 	}
-	vols := make([]stats.AccountVolume, 0, len(byKey))
-	for _, v := range byKey {
-		vols = append(vols, *v)
+	months, accounts, pnl := make([]int64, 0, len(sums)), make([]string, 0, len(sums)), make([]string, 0, len(sums))
+	for k, v := range sums {
+		months, accounts, pnl = append(months, k.month), append(accounts, k.account), append(pnl, v.String())
 	}
-	sortVolumes(vols)
-	wallets, err := in.attribute(ctx, tx, vols)
-	if err != nil {
-		return err
-	}
-	byWallet := map[key]*stats.AccountVolume{}
-	var pending []stats.AccountVolume
-	for _, v := range vols {
-		w, ok := wallets[v.Account]
-		if !ok {
-			pending = append(pending, v)
-			continue
-		}
-		k := key{v.Month, w}
-		acc := byWallet[k]
-		if acc == nil {
-			acc = &stats.AccountVolume{Month: v.Month, Account: w}
-			byWallet[k] = acc
-		}
-		acc.Maker.Add(v.Maker)
-	}
-	merged := make([]stats.AccountVolume, 0, len(byWallet))
-	for _, v := range byWallet {
-		merged = append(merged, *v)
-	}
-	sortVolumes(merged)
-	var b pgx.Batch
-	upsertPnl(&b, in.t.walletPnl, "authority", merged)
-	upsertPnl(&b, in.t.pendingPnl, "account", pending)
-	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
-		return fmt.Errorf("move the wallets' P&L: %w", err)
+	if _, err := tx.Exec(ctx, `INSERT INTO `+in.t.pnlDeltas+` (month, account, pnl)
+		SELECT * FROM unnest($1::bigint[], $2::text[], $3::numeric[])`, months, accounts, pnl); err != nil {
+		return fmt.Errorf("append P&L deltas: %w", err)
 	}
 	return nil
-}
-
-func upsertPnl(b *pgx.Batch, table, keyCol string, vols []stats.AccountVolume) {
-	if len(vols) == 0 {
-		return
-	}
-	months, keys, pnl := make([]int64, len(vols)), make([]string, len(vols)), make([]string, len(vols))
-	for i, v := range vols {
-		months[i], keys[i], pnl[i] = v.Month, v.Account, v.Maker.String()
-	}
-	b.Queue(`INSERT INTO `+table+` AS w (month, `+keyCol+`, pnl)
-		SELECT * FROM unnest($1::bigint[], $2::text[], $3::numeric[])
-		ON CONFLICT (month, `+keyCol+`) DO UPDATE SET pnl = w.pnl + excluded.pnl`, months, keys, pnl)
-}
-
-// sortVolumes puts vols in (month, key) order, the order their rows are locked in.
-func sortVolumes(vols []stats.AccountVolume) {
-	slices.SortFunc(vols, func(a, b stats.AccountVolume) int {
-		return cmp.Or(cmp.Compare(a.Month, b.Month), strings.Compare(a.Account, b.Account))
-	})
 }

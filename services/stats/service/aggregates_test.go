@@ -81,8 +81,8 @@ func amt(s string) *events.Amount {
 func TestAggregatesByHand(t *testing.T) {
 	s := start(t)
 	msgs := streamMessages(t)
-	s.Ingest(t, msgs...)
-	s.Ingest(t, lateUser(t)...)
+	feed(t, s, msgs...)
+	feed(t, s, lateUser(t)...)
 
 	t.Run("market summary", func(t *testing.T) {
 		got := summaryOf(t, s, "SOL-PERP")
@@ -383,11 +383,11 @@ func TestAggregatesByHand(t *testing.T) {
 	// between the database commits and the Kafka commits.
 	before := snapshot(t, s)
 	counts := tableCounts(t, s)
-	s.Ingest(t, msgs...)
-	s.Ingest(t, lateUser(t)...)
+	feed(t, s, msgs...)
+	feed(t, s, lateUser(t)...)
 	sameViews(t, "a second delivery", before, snapshot(t, s))
 	s.Restart(t, "stats", true)
-	s.Ingest(t, encode(t, events.TopicParams, &events.Params{Ts: nowS - 3*hour, Params: []byte(`{"old":true}`)})...)
+	feed(t, s, encode(t, events.TopicParams, &events.Params{Ts: nowS - 3*hour, Params: []byte(`{"old":true}`)})...)
 	sameViews(t, "a rewound restart", before, snapshot(t, s))
 	if after := tableCounts(t, s); !reflect.DeepEqual(after, counts) {
 		t.Errorf("replays changed the tables:\n before %v\n after  %v", counts, after)

@@ -109,7 +109,7 @@ func TestEdgePublications(t *testing.T) {
 	log := follow(t, s.Kafka)
 	internal := s.InternalServer(t, "stats")
 
-	s.Ingest(t, streamMessages(t)...)
+	feed(t, s, streamMessages(t)...)
 	kittest.Eventually(t, 20*time.Second, "SOL-PERP's summary", func() bool {
 		return len(log.of(events.TopicEdgeMarkets, "SOL-PERP")) > 0 && len(log.of(events.TopicEdgePricing, "SOL-PERP")) > 0
 	})
@@ -154,7 +154,7 @@ func TestEdgePublications(t *testing.T) {
 	var last int64
 	for i := range 10 {
 		last = 156*usd + int64(i)*10_000
-		s.Ingest(t, encode(t, events.TopicMarketStates, perpState(solPerp, nowS, 300_000_000+nowS+200+int64(i), last, last+100_000))...)
+		feed(t, s, encode(t, events.TopicMarketStates, perpState(solPerp, nowS, 300_000_000+nowS+200+int64(i), last, last+100_000))...)
 	}
 	kittest.Eventually(t, 20*time.Second, "the burst's last oracle price", func() bool {
 		var p stats.Pricing
@@ -195,7 +195,7 @@ func TestEdgePublications(t *testing.T) {
 	// sample is published, SOL-PERP is not published again.
 	n := len(log.of(events.TopicEdgeMarkets, "SOL-PERP"))
 	s.Restart(t, "stats", false)
-	s.Ingest(t, encode(t, events.TopicMarketStates, perpState(btcPerp, nowS, 300_000_000+nowS+500, 61_000*usd, 61_001*usd))...)
+	feed(t, s, encode(t, events.TopicMarketStates, perpState(btcPerp, nowS, 300_000_000+nowS+500, 61_000*usd, 61_001*usd))...)
 	kittest.Eventually(t, 20*time.Second, "BTC-PERP's new oracle", func() bool {
 		all := log.of(events.TopicEdgePricing, "BTC-PERP")
 		var p stats.Pricing

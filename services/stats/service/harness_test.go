@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
@@ -54,4 +55,17 @@ func decode[T any](t *testing.T, b []byte) T {
 		t.Fatalf("decode %s: %v", b, err)
 	}
 	return v
+}
+
+// feed produces msgs and waits until the service has stored them and folded the wallets' deltas
+// they made.
+func feed(t *testing.T, s *kittest.Stack, msgs ...events.Message) {
+	t.Helper()
+	s.Ingest(t, msgs...)
+	// Folded: no delta left, and no pending row of an account whose wallet is known.
+	kittest.Eventually(t, 30*time.Second, "the fold of the wallets' deltas", func() bool {
+		return s.Count(t, "stats.volume_deltas")+s.Count(t, "stats.pnl_deltas")+
+			s.Count(t, "stats.pending_volumes JOIN stats.accounts USING (account)")+
+			s.Count(t, "stats.pending_pnl JOIN stats.accounts USING (account)") == 0
+	})
 }

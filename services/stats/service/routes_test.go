@@ -20,7 +20,7 @@ import (
 // 5xx.
 func TestEveryOperationAgreesWithTheDocument(t *testing.T) {
 	s := start(t)
-	s.Ingest(t, streamMessages(t)...)
+	feed(t, s, streamMessages(t)...)
 	values := map[string][]string{
 		"symbol": {"USDC", "SOL"}, "kind": {"deposit", "borrow", "deposit_balance", "borrow_balance"},
 		"window": {"1h", "24h", "30d"}, "authority": {w1, w3},
@@ -36,7 +36,7 @@ func TestEveryOperationAgreesWithTheDocument(t *testing.T) {
 // message that names it.
 func TestBadInput(t *testing.T) {
 	s := start(t)
-	s.Ingest(t, streamMessages(t)...)
+	feed(t, s, streamMessages(t)...)
 	nine := strconv.FormatInt(at("2026-11-19T09:00:00Z"), 10)
 	for _, tc := range []struct {
 		path   string
@@ -84,7 +84,7 @@ func TestBadInput(t *testing.T) {
 // TestPages: token pages walk every record once, and a token is bound to the list it came from.
 func TestPages(t *testing.T) {
 	s := start(t)
-	s.Ingest(t, streamMessages(t)...)
+	feed(t, s, streamMessages(t)...)
 	type page struct {
 		Records []events.Swap
 		Meta    httpapi.RollingMeta
@@ -135,7 +135,7 @@ func TestUnusableFillsGoToTheDLQ(t *testing.T) {
 	noBase := fill(solPerp, nowS-hour, 2, a1, a2, 1_000_000_000, 150*usd, 150*usd)
 	noBase.BaseAssetAmountFilled = "0"
 	good := fill(solPerp, nowS-hour, 3, a1, a2, 1_000_000_000, 150*usd, 150*usd)
-	s.Ingest(t, encode(t, events.TopicFills, noSymbol, noBase, good)...)
+	feed(t, s, encode(t, events.TopicFills, noSymbol, noBase, good)...)
 	if n := s.Count(t, "stats.fills"); n != 1 {
 		t.Fatalf("%d fills stored, want the good one", n)
 	}

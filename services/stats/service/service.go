@@ -1,5 +1,6 @@
 // Package service declares the stats service to the kit: its schema, the topics it consumes, its
-// routes, the edge topics it publishes and the publisher that feeds them. The command and the dev
+// routes, the edge topics it publishes and its background work (the edge publisher, the wallets'
+// fold). The command and the dev
 // stack both run this declaration.
 package service
 
@@ -22,12 +23,12 @@ func Service() kit.Service {
 		Publishes: []string{events.TopicEdgeMarkets, events.TopicEdgePricing},
 		Build: func(d kit.Deps) (kit.Parts, error) {
 			store := postgres.NewStore(d.Pool, d.Schema)
-			edge := postgres.NewPublisher(d.Pool, d.Schema, d.Now, d.WakeOutbox, d.Logger.With("component", "edge"))
+			background := postgres.NewBackground(d.Pool, d.Schema, d.Now, d.WakeOutbox, d.Logger.With("component", "background"))
 			return kit.Parts{
 				Sinks:    postgres.NewIngest(d.Schema).Sinks(),
 				Routes:   func(api *httpapi.API) { statshttp.Routes(api, store) },
 				Internal: func(api *httpapi.API) { statshttp.Internal(api, store, kit.InternalPrefix) },
-				Run:      edge.Run,
+				Run:      background.Run,
 			}, nil
 		},
 	}

@@ -28,7 +28,7 @@ func TestFillBeforeItsWallet(t *testing.T) {
 	s := start(t)
 	wallet, account, other := key(401), key(402), key(403)
 	f := fill(solPerp, nowS-hour, 1, account, other, 1_000_000_000, 150*usd, 150*usd)
-	s.Ingest(t, encode(t, events.TopicFills, f)...)
+	feed(t, s, encode(t, events.TopicFills, f)...)
 	if st := standing(t, s, wallet, ""); st.Volume != "0" || st.Rank.Taker != nil {
 		t.Fatalf("before its record the wallet has %+v", st)
 	}
@@ -36,7 +36,7 @@ func TestFillBeforeItsWallet(t *testing.T) {
 		t.Fatalf("%d pending rows, want the taker's and the maker's", n)
 	}
 	user := &events.NewUser{Ts: nowS - 2*hour, TxSig: kittest.Sig("nuser", 1), Slot: 1, UserAuthority: wallet, User: account, Name: "Main"}
-	s.Ingest(t, encode(t, events.TopicNewUsers, user)...)
+	feed(t, s, encode(t, events.TopicNewUsers, user)...)
 	want := stats.Standing{Authority: wallet, Month: "2026-11", Volume: "150000000", MakerVolume: "0", TakerVolume: "150000000",
 		Pnl: "0", Rank: stats.Ranks{Volume: i64(1), Taker: i64(1)}}
 	check := func(what string, want stats.Standing) {
@@ -49,11 +49,11 @@ func TestFillBeforeItsWallet(t *testing.T) {
 	if n := s.Count(t, "stats.pending_volumes"); n != 1 {
 		t.Fatalf("%d pending rows, want the maker's alone", n)
 	}
-	s.Ingest(t, encode(t, events.TopicFills, f)...)
-	s.Ingest(t, encode(t, events.TopicNewUsers, user)...)
+	feed(t, s, encode(t, events.TopicFills, f)...)
+	feed(t, s, encode(t, events.TopicNewUsers, user)...)
 	check("after both again", want)
 	s.Restart(t, "stats", true)
-	s.Ingest(t, encode(t, events.TopicFills, fill(solPerp, nowS-hour+1, 2, account, other, 2_000_000_000, 150*usd, 150*usd))...)
+	feed(t, s, encode(t, events.TopicFills, fill(solPerp, nowS-hour+1, 2, account, other, 2_000_000_000, 150*usd, 150*usd))...)
 	want.Volume, want.TakerVolume = "450000000", "450000000"
 	check("after a rewound restart and a fill of the known account", want)
 }
@@ -90,7 +90,7 @@ func TestAttributionUnderConcurrency(t *testing.T) {
 		msgs = append(msgs, encode(t, events.TopicNewUsers, &events.NewUser{Ts: nowS - 2*day, TxSig: kittest.Sig("nuser", u),
 			Slot: int64(u + 1), UserAuthority: wal(u), User: acct(u), Name: "Main"})...)
 	}
-	s.Ingest(t, msgs...)
+	feed(t, s, msgs...)
 	for w, want := range taker {
 		if st := standing(t, s, w, ""); st.TakerVolume != events.NewAmount(want) {
 			t.Errorf("wallet %s: taker volume %s, want %d", w, st.TakerVolume, want)
@@ -107,9 +107,9 @@ func TestMonthRollsOver(t *testing.T) {
 	clock := time.Date(2026, 11, 1, 0, 0, 30, 0, time.UTC)
 	s := kittest.Start(t, pgServer, kittest.Options{Now: clock}, service.Service())
 	wallet, account := key(601), key(602)
-	s.Ingest(t, encode(t, events.TopicNewUsers, &events.NewUser{Ts: clock.Unix() - day, TxSig: kittest.Sig("nuser", 1), Slot: 1,
+	feed(t, s, encode(t, events.TopicNewUsers, &events.NewUser{Ts: clock.Unix() - day, TxSig: kittest.Sig("nuser", 1), Slot: 1,
 		UserAuthority: wallet, User: account, Name: "Main"})...)
-	s.Ingest(t, encode(t, events.TopicFills,
+	feed(t, s, encode(t, events.TopicFills,
 		fill(solPerp, at("2026-10-31T23:59:59Z"), 1, account, "", 1_000_000_000, 100*usd, 100*usd),
 		fill(solPerp, at("2026-11-01T00:00:00Z"), 2, account, "", 2_000_000_000, 100*usd, 100*usd))...)
 	for _, tc := range []struct{ query, month, volume string }{

@@ -2,10 +2,10 @@
 -- inserted (a replayed batch inserts none and so moves nothing), and the latest state of what the
 -- protocol samples (market states, vaults, parameters), each row replaced only by a newer sample.
 --
--- Lock domains: every aggregate table is written by one sink only, so that two writers' transactions
--- (each running its sinks in one order, each sink its rows in key order) cannot deadlock. The wallet
--- tables are the exception: new-users folds pending aggregates into them while holding the schema's
--- attribution lock exclusively, which fills and settlements hold shared (see postgres/ingest.go).
+-- Lock domains: every aggregate table a sink updates is updated by that sink only, so that two
+-- writers' transactions (each running its sinks in one order, each sink its rows in key order) cannot
+-- deadlock. The wallets' aggregates are updated by no sink: the sinks append deltas of accounts, which
+-- one background fold a second moves into the wallets' rows (see postgres/fold.go).
 
 CREATE TABLE markets (
     symbol        text PRIMARY KEY,
@@ -223,8 +223,22 @@ CREATE TABLE wallet_pnl (
 );
 CREATE INDEX wallet_pnl_rank ON wallet_pnl (month, pnl DESC, authority) WHERE pnl <> 0;
 
--- What accounts whose wallet is not known yet did: folded into their wallet's rows when its
--- new-user record arrives.
+-- What the fills and settlements of each batch did to their accounts' months, appended by the sinks
+-- in the transactions that inserted them and moved to the wallets by the fold. No index: the fold
+-- takes the whole table every time.
+CREATE TABLE volume_deltas (
+    month        bigint  NOT NULL,
+    account      text    NOT NULL,
+    maker_volume numeric NOT NULL,
+    taker_volume numeric NOT NULL
+);
+CREATE TABLE pnl_deltas (
+    month   bigint  NOT NULL,
+    account text    NOT NULL,
+    pnl     numeric NOT NULL
+);
+
+-- What accounts whose wallet is not known yet did, waiting in the fold for their new-user records.
 CREATE TABLE pending_volumes (
     month        bigint  NOT NULL,
     account      text    NOT NULL,
