@@ -26,12 +26,16 @@ func TestWindowSplit(t *testing.T) {
 		hours   stats.Range
 		minutes []stats.Range
 	}{
+		// The minutes before the first whole hour, then hours to the end of the present one.
 		{"24 h not on the hour", stats.Rolling(time.Unix(at("2026-11-19T15:30:10Z"), 0), 24*time.Hour),
-			stats.Range{From: at("2026-11-18T16:00:00Z"), To: at("2026-11-19T15:00:00Z")},
-			[]stats.Range{{From: at("2026-11-18T15:31:00Z"), To: at("2026-11-18T16:00:00Z")}, {From: at("2026-11-19T15:00:00Z"), To: at("2026-11-19T15:31:00Z")}}},
+			stats.Range{From: at("2026-11-18T16:00:00Z"), To: at("2026-11-19T16:00:00Z")},
+			[]stats.Range{{From: at("2026-11-18T15:31:00Z"), To: at("2026-11-18T16:00:00Z")}}},
 		{"24 h ending with the hour's last minute", stats.Rolling(time.Unix(at("2026-11-19T15:59:59Z"), 0), 24*time.Hour),
 			stats.Range{From: at("2026-11-18T16:00:00Z"), To: at("2026-11-19T16:00:00Z")}, nil},
-		{"1 h inside one hour", stats.Window{From: at("2026-11-19T15:10:00Z"), To: at("2026-11-19T15:40:00Z")},
+		{"1 h", stats.Rolling(time.Unix(at("2026-11-19T15:30:10Z"), 0), time.Hour),
+			stats.Range{From: at("2026-11-19T15:00:00Z"), To: at("2026-11-19T16:00:00Z")},
+			[]stats.Range{{From: at("2026-11-19T14:31:00Z"), To: at("2026-11-19T15:00:00Z")}}},
+		{"inside one hour", stats.Window{From: at("2026-11-19T15:10:00Z"), To: at("2026-11-19T15:40:00Z")},
 			stats.Range{}, []stats.Range{{From: at("2026-11-19T15:10:00Z"), To: at("2026-11-19T15:40:00Z")}}},
 		{"whole hours", stats.Hours(at("2026-11-19T09:30:00Z"), at("2026-11-19T11:59:59Z")),
 			stats.Range{From: at("2026-11-19T09:00:00Z"), To: at("2026-11-19T11:00:00Z")}, nil},
@@ -42,13 +46,17 @@ func TestWindowSplit(t *testing.T) {
 			if hours != tc.hours || !reflect.DeepEqual(minutes, tc.minutes) {
 				t.Errorf("Split = %v %v, want %v %v", hours, minutes, tc.hours, tc.minutes)
 			}
-			// The parts cover the window exactly.
-			covered := hours.To - hours.From
-			for _, m := range minutes {
-				covered += m.To - m.From
+			// The parts start where the window does and reach its end (or the end of its hour).
+			first := hours.From
+			if len(minutes) > 0 {
+				first = minutes[0].From
 			}
-			if covered != tc.w.To-tc.w.From {
-				t.Errorf("parts cover %d s of %d", covered, tc.w.To-tc.w.From)
+			last := hours.To
+			if hours.Empty() {
+				last = minutes[len(minutes)-1].To
+			}
+			if first != tc.w.From || last < tc.w.To || last-tc.w.To >= stats.Hour {
+				t.Errorf("parts cover [%d, %d) for [%d, %d)", first, last, tc.w.From, tc.w.To)
 			}
 		})
 	}

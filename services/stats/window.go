@@ -19,7 +19,8 @@ type Range struct{ From, To int64 }
 // Empty reports whether r holds no instant.
 func (r Range) Empty() bool { return r.To <= r.From }
 
-// Window is a range of whole minutes that the trading aggregates are summed over.
+// Window is a range of whole minutes that the trading aggregates are summed over. It either ends with
+// the present (Rolling) or on an hour (Hours).
 type Window Range
 
 // Rolling is the window of d ending with the minute of now (included): 24 h at minute resolution is
@@ -32,20 +33,20 @@ func Rolling(now time.Time, d time.Duration) Window {
 // Hours is the window of the whole hours from floor(from) to floor(to).
 func Hours(from, to int64) Window { return Window{From: floor(from, Hour), To: floor(to, Hour)} }
 
-// Split returns the whole hours inside w and the minutes at its edges that no whole hour covers:
-// a 24-hour window not aligned to the hour is 23 hour buckets and up to 118 minute buckets.
+// Split returns the hours and the minutes whose buckets make up w: the hours from the first whole one
+// inside it to the end of the one it ends in, and the minutes before the first whole hour. A window
+// ends with the present or on an hour, so the minutes of its last hour after its end hold no trading
+// yet: the hour's bucket stands for them, one row instead of up to 59. A 24-hour window not aligned
+// to the hour is 24 hour buckets and up to 59 minute buckets.
 func (w Window) Split() (hours Range, minutes []Range) {
-	hs, he := ceil(w.From, Hour), floor(w.To, Hour)
-	if hs >= he {
-		return Range{}, []Range{Range(w)}
-	}
+	hs, he := ceil(w.From, Hour), ceil(w.To, Hour)
 	if hs > w.From {
-		minutes = append(minutes, Range{w.From, hs})
+		minutes = append(minutes, Range{w.From, min(hs, w.To)})
 	}
-	if w.To > he {
-		minutes = append(minutes, Range{he, w.To})
+	if hs < he {
+		hours = Range{hs, he}
 	}
-	return Range{hs, he}, minutes
+	return hours, minutes
 }
 
 func floor(t, unit int64) int64 {

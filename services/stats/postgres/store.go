@@ -255,25 +255,34 @@ func (s *Store) board(b stats.Board) board {
 	return board{s.t.walletPnl, "pnl", "pnl <> 0"}
 }
 
-// Leaderboard implements stats.Store: the page is a walk of the board's index from its offset, the
-// first wallet's rank a count of the index before it, in one round trip with the board's size.
+// Leaderboard implements stats.Store: the page is a walk of the board's index from its offset, each
+// wallet's other figures a lookup of its key; on a later page the first wallet's rank is a count of
+// the index before it; in one round trip with the board's size.
 func (s *Store) Leaderboard(ctx context.Context, q stats.LeaderboardQuery) (stats.LeaderboardPage, error) {
 	bd := s.board(q.Board)
 	var page stats.LeaderboardPage
 	var ahead int64
 	var b pgx.Batch
-	b.Queue(`WITH page AS (
-			SELECT authority, `+bd.column+` AS fig FROM `+bd.table+` WHERE month = $1 AND `+bd.on+`
-			ORDER BY `+bd.column+` DESC, authority LIMIT $2 OFFSET $3)
-		SELECT p.authority, coalesce(v.maker_volume, 0)::text, coalesce(v.taker_volume, 0)::text, coalesce(v.volume, 0)::text,
-			coalesce(l.pnl, 0)::text,
-			(SELECT count(*) FROM `+bd.table+` t WHERE t.month = $1 AND t.`+bd.on+` AND t.`+bd.column+` > (SELECT max(fig) FROM page))
-		FROM page p
-		LEFT JOIN `+s.t.walletVolumes+` v ON v.month = $1 AND v.authority = p.authority
-		LEFT JOIN `+s.t.walletPnl+` l ON l.month = $1 AND l.authority = p.authority
-		ORDER BY p.fig DESC, p.authority`, q.Month, q.Limit, q.Offset()).Query(func(rows pgx.Rows) error {
+	// The board's own table gives its rows' figures; the other table is looked up per row.
+	var sql string
+	if bd.table == s.t.walletVolumes {
+		sql = `SELECT w.authority, w.maker_volume::text, w.taker_volume::text, w.volume::text, coalesce(l.pnl, 0)::text
+			FROM (SELECT authority, maker_volume, taker_volume, volume FROM ` + bd.table + ` WHERE month = $1 AND ` + bd.on + `
+				ORDER BY ` + bd.column + ` DESC, authority LIMIT $2 OFFSET $3) w
+			LEFT JOIN LATERAL (SELECT pnl FROM ` + s.t.walletPnl + ` WHERE month = $1 AND authority = w.authority) l ON true
+			ORDER BY w.` + bd.column + ` DESC, w.authority`
+	} else {
+		sql = `SELECT w.authority, coalesce(v.maker_volume, 0)::text, coalesce(v.taker_volume, 0)::text, coalesce(v.volume, 0)::text,
+				w.pnl::text
+			FROM (SELECT authority, pnl FROM ` + bd.table + ` WHERE month = $1 AND ` + bd.on + `
+				ORDER BY pnl DESC, authority LIMIT $2 OFFSET $3) w
+			LEFT JOIN LATERAL (SELECT maker_volume, taker_volume, volume FROM ` + s.t.walletVolumes + `
+				WHERE month = $1 AND authority = w.authority) v ON true
+			ORDER BY w.pnl DESC, w.authority`
+	}
+	b.Queue(sql, q.Month, q.Limit, q.Offset()).Query(func(rows pgx.Rows) error {
 		var l stats.Leader
-		_, err := pgx.ForEachRow(rows, []any{&l.Authority, &l.MakerVolume, &l.TakerVolume, &l.Volume, &l.Pnl, &ahead}, func() error {
+		_, err := pgx.ForEachRow(rows, []any{&l.Authority, &l.MakerVolume, &l.TakerVolume, &l.Volume, &l.Pnl}, func() error {
 			page.Leaders = append(page.Leaders, l)
 			return nil
 		})
@@ -282,6 +291,15 @@ func (s *Store) Leaderboard(ctx context.Context, q stats.LeaderboardQuery) (stat
 	b.Queue(`SELECT count(*) FROM `+bd.table+` WHERE month = $1 AND `+bd.on, q.Month).QueryRow(func(row pgx.Row) error {
 		return row.Scan(&page.Total)
 	})
+	if q.Offset() > 0 {
+		// Wallets with a higher figure than the page's first: its rank is one more. The first page's
+		// first has none.
+		b.Queue(`SELECT count(*) FROM `+bd.table+` t WHERE t.month = $1 AND t.`+bd.on+` AND t.`+bd.column+` > (
+				SELECT `+bd.column+` FROM `+bd.table+` WHERE month = $1 AND `+bd.on+` ORDER BY `+bd.column+` DESC, authority
+				LIMIT 1 OFFSET $2)`, q.Month, q.Offset()).QueryRow(func(row pgx.Row) error {
+			return row.Scan(&ahead)
+		})
+	}
 	if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
 		return stats.LeaderboardPage{}, fmt.Errorf("read the %s leaderboard: %w", q.Board, err)
 	}

@@ -32,8 +32,9 @@ CREATE TABLE fills (
 ) PARTITION BY RANGE (ts);
 
 -- A market's trading per minute and per hour (ts is the bucket's start). Rolling windows are read as
--- the whole hours inside them plus the minutes at their edges. close is the price of the bucket's last
--- fill in (last_ts, last_id) order, so batches arriving out of order converge to the same bucket.
+-- the hours inside them plus the minutes before their first whole hour, index-only where the pages
+-- are settled: the key carries what the sums read. close is the price of the bucket's last fill in
+-- (last_ts, last_id) order, so batches arriving out of order converge to the same bucket.
 CREATE TABLE trade_minutes (
     symbol       text    NOT NULL,
     ts           bigint  NOT NULL,
@@ -49,7 +50,7 @@ CREATE TABLE trade_minutes (
     last_slot    bigint  NOT NULL,
     close        bigint  NOT NULL,
     close_oracle bigint  NOT NULL,
-    PRIMARY KEY (symbol, ts)
+    PRIMARY KEY (symbol, ts) INCLUDE (fills, quote, base, fill_high, fill_low, oracle_high, oracle_low)
 );
 CREATE TABLE trade_hours (LIKE trade_minutes INCLUDING ALL);
 
