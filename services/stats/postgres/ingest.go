@@ -53,7 +53,7 @@ func NewIngest(schema string) *Ingest {
 type tables struct {
 	fills, tradeMinutes, tradeHours, marketStates, spotRates, spotBalances, funding, liquidations, insuranceFund,
 	ifStakes, swaps, vaults, params, accounts, settlements, walletVolumes, walletPnl, pendingVolumes, pendingPnl,
-	volumeDeltas, pnlDeltas, edgePublished, markets string
+	volumeDeltas, pnlDeltas, boardSizes, edgePublished, markets string
 }
 
 func tablesOf(schema string) tables {
@@ -64,7 +64,7 @@ func tablesOf(schema string) tables {
 		insuranceFund: q("insurance_fund"), ifStakes: q("if_stakes"), swaps: q("swaps"), vaults: q("vaults"), params: q("params"),
 		accounts: q("accounts"), settlements: q("settlements"), walletVolumes: q("wallet_volumes"), walletPnl: q("wallet_pnl"),
 		pendingVolumes: q("pending_volumes"), pendingPnl: q("pending_pnl"), volumeDeltas: q("volume_deltas"), pnlDeltas: q("pnl_deltas"),
-		edgePublished: q("edge_published"), markets: q("markets"),
+		boardSizes: q("board_sizes"), edgePublished: q("edge_published"), markets: q("markets"),
 	}
 }
 

@@ -65,82 +65,53 @@ func (s *Store) Markets(ctx context.Context, w stats.Window) ([]stats.MarketData
 	return s.marketData(ctx, s.pool, w)
 }
 
-// marketData reads every market's data in one round trip (and a second for the funding rates of perp
-// markets whose states carry none): each query walks one index per market.
+// marketData reads every market's data in one statement (and a second for the funding rates of
+// perp markets whose states carry none): per market, its state, its newest minute, its last minute
+// before the window and the window's sums, each a walk of one index.
 func (s *Store) marketData(ctx context.Context, q querier, w stats.Window) ([]stats.MarketData, error) {
-	var out []stats.MarketData
-	bySymbol := map[string]int{}
-	var b pgx.Batch
-	b.Queue(`SELECT m.symbol, m.market_index, m.market_type, s.ts, s.slot, s.oracle_price, s.mark_price,
-			s.oi_long, s.oi_short, s.open_interest, s.funding_long, s.funding_short
-		FROM ` + s.t.markets + ` m LEFT JOIN ` + s.t.marketStates + ` s ON s.symbol = m.symbol
-		ORDER BY m.market_type, m.market_index, m.symbol`).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			var d stats.MarketData
-			var typ string
-			var ts, slot, oracle *int64
-			st := &stats.State{}
-			if err := rows.Scan(&d.Market.Symbol, &d.Market.Index, &typ, &ts, &slot, &oracle, &st.MarkPrice,
-				&st.OILong, &st.OIShort, &st.OpenInterest, &st.FundingLong, &st.FundingShort); err != nil {
-				return err
-			}
-			d.Market.Type = events.MarketType(typ)
-			if ts != nil {
-				st.Ts, st.Slot, st.OraclePrice = *ts, *slot, *oracle
-				d.State = st
-			}
-			bySymbol[d.Market.Symbol] = len(out)
-			out = append(out, d)
-		}
-		return rows.Err()
-	})
-	b.Queue(`SELECT m.symbol, t.last_ts, t.last_slot, t.last_id, t.close, t.close_oracle FROM ` + s.t.markets + ` m
-		CROSS JOIN LATERAL (SELECT last_ts, last_slot, last_id, close, close_oracle FROM ` + s.t.tradeMinutes + `
-			WHERE symbol = m.symbol ORDER BY ts DESC LIMIT 1) t`).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			var sym string
-			var t stats.LastTrade
-			if err := rows.Scan(&sym, &t.Ts, &t.Slot, &t.ID, &t.Price, &t.OraclePrice); err != nil {
-				return err
-			}
-			if i, ok := bySymbol[sym]; ok {
-				out[i].Last = &t
-			}
-		}
-		return rows.Err()
-	})
-	b.Queue(`SELECT m.symbol, t.close FROM `+s.t.markets+` m
-		CROSS JOIN LATERAL (SELECT close FROM `+s.t.tradeMinutes+` WHERE symbol = m.symbol AND ts < $1 ORDER BY ts DESC LIMIT 1) t`,
-		w.From).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			var sym string
-			var p int64
-			if err := rows.Scan(&sym, &p); err != nil {
-				return err
-			}
-			if i, ok := bySymbol[sym]; ok {
-				out[i].AgoPrice = &p
-			}
-		}
-		return rows.Err()
-	})
-	var args []any
+	args := []any{w.From}
 	sums := s.windowSums(w, &args)
-	b.Queue(`SELECT m.symbol, w.* FROM `+s.t.markets+` m CROSS JOIN LATERAL (`+sums+`) w WHERE w.fills > 0`, args...).
-		Query(func(rows pgx.Rows) error {
-			for rows.Next() {
-				var sym string
-				var wt stats.WindowTrading
-				if err := rows.Scan(&sym, &wt.Fills, &wt.Quote, &wt.Base, &wt.FillHigh, &wt.FillLow, &wt.OracleHigh, &wt.OracleLow); err != nil {
-					return err
-				}
-				if i, ok := bySymbol[sym]; ok {
-					out[i].Window = wt
-				}
-			}
-			return rows.Err()
-		})
-	if err := q.SendBatch(ctx, &b).Close(); err != nil {
+	rows, err := q.Query(ctx, `SELECT m.symbol, m.market_index, m.market_type, s.ts, s.slot, s.oracle_price, s.mark_price,
+			s.oi_long, s.oi_short, s.open_interest, s.funding_long, s.funding_short,
+			t.last_ts, t.last_slot, t.last_id, t.close, t.close_oracle,
+			(SELECT close FROM `+s.t.tradeMinutes+` WHERE symbol = m.symbol AND ts < $1 ORDER BY ts DESC LIMIT 1),
+			w.fills, w.quote, w.base, w.fill_high, w.fill_low, w.oracle_high, w.oracle_low
+		FROM `+s.t.markets+` m
+		LEFT JOIN `+s.t.marketStates+` s ON s.symbol = m.symbol
+		LEFT JOIN LATERAL (SELECT last_ts, last_slot, last_id, close, close_oracle FROM `+s.t.tradeMinutes+`
+			WHERE symbol = m.symbol ORDER BY ts DESC LIMIT 1) t ON true
+		CROSS JOIN LATERAL (`+sums+`) w
+		ORDER BY m.market_type, m.market_index, m.symbol`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read the markets: %w", err)
+	}
+	defer rows.Close()
+	var out []stats.MarketData
+	for rows.Next() {
+		var d stats.MarketData
+		var typ string
+		var ts, slot, oracle, lastTs, lastSlot, lastID, lastPrice, lastOracle, fills *int64
+		st := &stats.State{}
+		if err := rows.Scan(&d.Market.Symbol, &d.Market.Index, &typ, &ts, &slot, &oracle, &st.MarkPrice,
+			&st.OILong, &st.OIShort, &st.OpenInterest, &st.FundingLong, &st.FundingShort,
+			&lastTs, &lastSlot, &lastID, &lastPrice, &lastOracle, &d.AgoPrice,
+			&fills, &d.Window.Quote, &d.Window.Base, &d.Window.FillHigh, &d.Window.FillLow, &d.Window.OracleHigh, &d.Window.OracleLow); err != nil {
+			return nil, fmt.Errorf("read the markets: %w", err)
+		}
+		d.Market.Type = events.MarketType(typ)
+		if ts != nil {
+			st.Ts, st.Slot, st.OraclePrice = *ts, *slot, *oracle
+			d.State = st
+		}
+		if lastTs != nil {
+			d.Last = &stats.LastTrade{Ts: *lastTs, Slot: *lastSlot, ID: *lastID, Price: *lastPrice, OraclePrice: *lastOracle}
+		}
+		if fills != nil {
+			d.Window.Fills = *fills
+		}
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read the markets: %w", err)
 	}
 	// Only markets with a price have a summary; perp markets whose state has no funding take their
@@ -266,19 +237,19 @@ func (s *Store) Leaderboard(ctx context.Context, q stats.LeaderboardQuery) (stat
 	// The board's own table gives its rows' figures; the other table is looked up per row.
 	var sql string
 	if bd.table == s.t.walletVolumes {
-		sql = `SELECT w.authority, w.maker_volume::text, w.taker_volume::text, w.volume::text, coalesce(l.pnl, 0)::text
+		// A scalar subquery per row: a lateral join the planner flattens and hashes the whole table for.
+		sql = `SELECT w.authority, w.maker_volume::text, w.taker_volume::text, w.volume::text,
+				coalesce((SELECT pnl FROM ` + s.t.walletPnl + ` WHERE month = $1 AND authority = w.authority), 0)::text
 			FROM (SELECT authority, maker_volume, taker_volume, volume FROM ` + bd.table + ` WHERE month = $1 AND ` + bd.on + `
 				ORDER BY ` + bd.column + ` DESC, authority LIMIT $2 OFFSET $3) w
-			LEFT JOIN LATERAL (SELECT pnl FROM ` + s.t.walletPnl + ` WHERE month = $1 AND authority = w.authority) l ON true
 			ORDER BY w.` + bd.column + ` DESC, w.authority`
 	} else {
-		sql = `SELECT w.authority, coalesce(v.maker_volume, 0)::text, coalesce(v.taker_volume, 0)::text, coalesce(v.volume, 0)::text,
-				w.pnl::text
-			FROM (SELECT authority, pnl FROM ` + bd.table + ` WHERE month = $1 AND ` + bd.on + `
-				ORDER BY pnl DESC, authority LIMIT $2 OFFSET $3) w
-			LEFT JOIN LATERAL (SELECT maker_volume, taker_volume, volume FROM ` + s.t.walletVolumes + `
-				WHERE month = $1 AND authority = w.authority) v ON true
-			ORDER BY w.pnl DESC, w.authority`
+		sql = `SELECT authority, coalesce(v[1], 0)::text, coalesce(v[2], 0)::text, coalesce(v[3], 0)::text, pnl::text
+			FROM (SELECT w.authority, w.pnl, (SELECT ARRAY[maker_volume, taker_volume, volume] FROM ` + s.t.walletVolumes + `
+					WHERE month = $1 AND authority = w.authority) AS v
+				FROM (SELECT authority, pnl FROM ` + bd.table + ` WHERE month = $1 AND ` + bd.on + `
+					ORDER BY pnl DESC, authority LIMIT $2 OFFSET $3) w) x
+			ORDER BY x.pnl DESC, x.authority` // qualified: the output column pnl is text
 	}
 	b.Queue(sql, q.Month, q.Limit, q.Offset()).Query(func(rows pgx.Rows) error {
 		var l stats.Leader
@@ -288,9 +259,8 @@ func (s *Store) Leaderboard(ctx context.Context, q stats.LeaderboardQuery) (stat
 		})
 		return err
 	})
-	b.Queue(`SELECT count(*) FROM `+bd.table+` WHERE month = $1 AND `+bd.on, q.Month).QueryRow(func(row pgx.Row) error {
-		return row.Scan(&page.Total)
-	})
+	b.Queue(`SELECT coalesce((SELECT wallets FROM `+s.t.boardSizes+` WHERE month = $1 AND board = $2), 0)`, q.Month, string(q.Board)).
+		QueryRow(func(row pgx.Row) error { return row.Scan(&page.Total) })
 	if q.Offset() > 0 {
 		// Wallets with a higher figure than the page's first: its rank is one more. The first page's
 		// first has none.

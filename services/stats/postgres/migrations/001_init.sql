@@ -224,6 +224,15 @@ CREATE TABLE wallet_pnl (
 );
 CREATE INDEX wallet_pnl_rank ON wallet_pnl (month, pnl DESC, authority) WHERE pnl <> 0;
 
+-- How many wallets each leaderboard of a month lists (board: pnl, volume, maker or taker), counted by
+-- the fold in the transaction that moves them.
+CREATE TABLE board_sizes (
+    month   bigint NOT NULL,
+    board   text   NOT NULL,
+    wallets bigint NOT NULL,
+    PRIMARY KEY (month, board)
+);
+
 -- What the fills and settlements of each batch did to their accounts' months, appended by the sinks
 -- in the transactions that inserted them and moved to the wallets by the fold. No index: the fold
 -- takes the whole table every time.
