@@ -1,6 +1,9 @@
 package stats
 
 import (
+	"cmp"
+	"strings"
+
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/fault"
 )
@@ -96,13 +99,24 @@ func Rank(leaders []Leader, b Board, offset int, ahead int64) error {
 	return nil
 }
 
+// compareAmounts compares two integer strings in their canonical form (no leading zeros, no "-0"),
+// as the store writes sums, without parsing them: by sign, then length, then digits.
 func compareAmounts(a, b events.Amount) (int, error) {
-	x, ok1 := bigOf(string(a))
-	y, ok2 := bigOf(string(b))
-	if !ok1 || !ok2 {
+	if !a.Valid() || !b.Valid() {
 		return 0, fault.Errorf(fault.Internal, "leaderboard figures %q and %q are not integers", a, b)
 	}
-	return x.Cmp(y), nil
+	na, nb := strings.HasPrefix(string(a), "-"), strings.HasPrefix(string(b), "-")
+	switch {
+	case na && !nb:
+		return -1, nil
+	case !na && nb:
+		return 1, nil
+	}
+	c := cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(string(a), string(b)))
+	if na {
+		return -c, nil
+	}
+	return c, nil
 }
 
 // Standing is a wallet's month: its figures (quote, 1e6) and its rank on each board, nil on a board

@@ -146,7 +146,8 @@ func TestRankTies(t *testing.T) {
 		// The page starts inside a tie that began on the page before: three wallets are ahead of it.
 		{"a tie across pages", []string{"40", "40", "30"}, 4, 3, []int64{4, 4, 7}},
 		{"negative P&L", []string{"100", "-5", "-5", "-90"}, 0, 0, []int64{1, 2, 2, 4}},
-		{"beyond 64 bits", []string{"99999999999999999999999", "99999999999999999999998"}, 0, 0, []int64{1, 2}},
+		{"beyond 64 bits", []string{"99999999999999999999999", "99999999999999999999998", "100"}, 0, 0, []int64{1, 2, 3}},
+		{"across signs and lengths", []string{"10", "9", "0", "-9", "-10"}, 0, 0, []int64{1, 2, 3, 4, 5}},
 	} {
 		ls := leaders(tc.figs...)
 		if err := stats.Rank(ls, stats.BoardVolume, tc.offset, tc.ahead); err != nil {
@@ -156,8 +157,10 @@ func TestRankTies(t *testing.T) {
 			t.Errorf("%s: ranks %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	if err := stats.Rank(leaders("1", "2"), stats.BoardVolume, 0, 0); err == nil {
-		t.Error("a board out of order was ranked")
+	for _, bad := range [][]string{{"1", "2"}, {"-10", "-9"}, {"9", "10"}, {"x", "1"}} {
+		if err := stats.Rank(leaders(bad...), stats.BoardVolume, 0, 0); err == nil {
+			t.Errorf("%v was ranked", bad)
+		}
 	}
 }
 

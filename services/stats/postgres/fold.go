@@ -64,7 +64,7 @@ func (f *Folder) Fold(ctx context.Context) error {
 			parked AS (INSERT INTO ` + f.t.pendingVolumes + ` AS w (month, account, maker_volume, taker_volume)
 				SELECT month, account, maker, taker FROM summed WHERE authority IS NULL ORDER BY month, account
 				ON CONFLICT (month, account) DO UPDATE SET ` + volumes + `)
-		INSERT INTO ` + f.t.walletVolumes + ` AS w (month, authority, maker_volume, taker_volume)
+		INSERT INTO ` + f.t.walletMonths + ` AS w (month, authority, maker_volume, taker_volume)
 		SELECT month, authority, sum(maker), sum(taker) FROM summed WHERE authority IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2
 		ON CONFLICT (month, authority) DO UPDATE SET ` + volumes + ` RETURNING month`).Query(collect)
 	b.Queue(`WITH moved AS (DELETE FROM ` + f.t.pnlDeltas + ` RETURNING month, account, pnl),
@@ -73,19 +73,19 @@ func (f *Folder) Fold(ctx context.Context) error {
 			parked AS (INSERT INTO ` + f.t.pendingPnl + ` AS w (month, account, pnl)
 				SELECT month, account, pnl FROM summed WHERE authority IS NULL ORDER BY month, account
 				ON CONFLICT (month, account) DO UPDATE SET ` + pnl + `)
-		INSERT INTO ` + f.t.walletPnl + ` AS w (month, authority, pnl)
+		INSERT INTO ` + f.t.walletMonths + ` AS w (month, authority, pnl)
 		SELECT month, authority, sum(pnl) FROM summed WHERE authority IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2
 		ON CONFLICT (month, authority) DO UPDATE SET ` + pnl + ` RETURNING month`).Query(collect)
 	// Pending rows whose wallet is known now (its new-user record may have come in this very fold's
 	// lifetime: these statements see it).
 	b.Queue(`WITH moved AS (DELETE FROM ` + f.t.pendingVolumes + ` p USING ` + f.t.accounts + ` a WHERE p.account = a.account
 				RETURNING p.month, a.authority, p.maker_volume, p.taker_volume)
-		INSERT INTO ` + f.t.walletVolumes + ` AS w (month, authority, maker_volume, taker_volume)
+		INSERT INTO ` + f.t.walletMonths + ` AS w (month, authority, maker_volume, taker_volume)
 		SELECT month, authority, sum(maker_volume), sum(taker_volume) FROM moved GROUP BY 1, 2 ORDER BY 1, 2
 		ON CONFLICT (month, authority) DO UPDATE SET ` + volumes + ` RETURNING month`).Query(collect)
 	b.Queue(`WITH moved AS (DELETE FROM ` + f.t.pendingPnl + ` p USING ` + f.t.accounts + ` a WHERE p.account = a.account
 				RETURNING p.month, a.authority, p.pnl)
-		INSERT INTO ` + f.t.walletPnl + ` AS w (month, authority, pnl)
+		INSERT INTO ` + f.t.walletMonths + ` AS w (month, authority, pnl)
 		SELECT month, authority, sum(pnl) FROM moved GROUP BY 1, 2 ORDER BY 1, 2
 		ON CONFLICT (month, authority) DO UPDATE SET ` + pnl + ` RETURNING month`).Query(collect)
 	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
@@ -99,10 +99,10 @@ func (f *Folder) Fold(ctx context.Context) error {
 			SELECT month, unnest(ARRAY['maker', 'taker', 'volume']),
 				unnest(ARRAY[count(*) FILTER (WHERE maker_volume > 0), count(*) FILTER (WHERE taker_volume > 0),
 					count(*) FILTER (WHERE volume > 0)])
-			FROM `+f.t.walletVolumes+` WHERE month = ANY($1) GROUP BY month
+			FROM `+f.t.walletMonths+` WHERE month = ANY($1) GROUP BY month
 			ON CONFLICT (month, board) DO UPDATE SET wallets = excluded.wallets`, list)
 		sizes.Queue(`INSERT INTO `+f.t.boardSizes+` AS s (month, board, wallets)
-			SELECT month, 'pnl', count(*) FILTER (WHERE pnl <> 0) FROM `+f.t.walletPnl+` WHERE month = ANY($1) GROUP BY month
+			SELECT month, 'pnl', count(*) FILTER (WHERE pnl <> 0) FROM `+f.t.walletMonths+` WHERE month = ANY($1) GROUP BY month
 			ON CONFLICT (month, board) DO UPDATE SET wallets = excluded.wallets`, list)
 		if err := tx.SendBatch(ctx, &sizes).Close(); err != nil {
 			return fmt.Errorf("count the boards: %w", err)

@@ -52,7 +52,7 @@ func NewIngest(schema string) *Ingest {
 // tables are the quoted names of the schema's tables.
 type tables struct {
 	fills, tradeMinutes, tradeHours, marketStates, spotRates, spotBalances, funding, liquidations, insuranceFund,
-	ifStakes, swaps, vaults, params, accounts, settlements, walletVolumes, walletPnl, pendingVolumes, pendingPnl,
+	ifStakes, swaps, vaults, params, accounts, settlements, walletMonths, pendingVolumes, pendingPnl,
 	volumeDeltas, pnlDeltas, boardSizes, edgePublished, markets string
 }
 
@@ -62,7 +62,7 @@ func tablesOf(schema string) tables {
 		fills: q("fills"), tradeMinutes: q("trade_minutes"), tradeHours: q("trade_hours"), marketStates: q("market_states"),
 		spotRates: q("spot_rates"), spotBalances: q("spot_balances"), funding: q("funding_rates"), liquidations: q("liquidations"),
 		insuranceFund: q("insurance_fund"), ifStakes: q("if_stakes"), swaps: q("swaps"), vaults: q("vaults"), params: q("params"),
-		accounts: q("accounts"), settlements: q("settlements"), walletVolumes: q("wallet_volumes"), walletPnl: q("wallet_pnl"),
+		accounts: q("accounts"), settlements: q("settlements"), walletMonths: q("wallet_months"),
 		pendingVolumes: q("pending_volumes"), pendingPnl: q("pending_pnl"), volumeDeltas: q("volume_deltas"), pnlDeltas: q("pnl_deltas"),
 		boardSizes: q("board_sizes"), edgePublished: q("edge_published"), markets: q("markets"),
 	}

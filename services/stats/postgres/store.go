@@ -208,64 +208,47 @@ func (s *Store) FundingAverages(ctx context.Context, now int64) ([]stats.Funding
 	return out, nil
 }
 
-// board is where a leaderboard is read: its table, figure column and the predicate of its partial
-// index.
-type board struct {
-	table, column, on string
-}
+// board is how a leaderboard is read: its figure column and the predicate of its partial index.
+type board struct{ column, on string }
 
-func (s *Store) board(b stats.Board) board {
+func boardOf(b stats.Board) board {
 	switch b {
 	case stats.BoardVolume:
-		return board{s.t.walletVolumes, "volume", "volume > 0"}
+		return board{"volume", "volume > 0"}
 	case stats.BoardMaker:
-		return board{s.t.walletVolumes, "maker_volume", "maker_volume > 0"}
+		return board{"maker_volume", "maker_volume > 0"}
 	case stats.BoardTaker:
-		return board{s.t.walletVolumes, "taker_volume", "taker_volume > 0"}
+		return board{"taker_volume", "taker_volume > 0"}
 	}
-	return board{s.t.walletPnl, "pnl", "pnl <> 0"}
+	return board{"pnl", "pnl <> 0"}
 }
 
-// Leaderboard implements stats.Store: the page is a walk of the board's index from its offset, each
-// wallet's other figures a lookup of its key; on a later page the first wallet's rank is a count of
-// the index before it; in one round trip with the board's size.
+// Leaderboard implements stats.Store: the page is a walk of the board's index from its offset; on a
+// later page the first wallet's rank is a count of the index before it; in one round trip with the
+// board's size, which the fold counts.
 func (s *Store) Leaderboard(ctx context.Context, q stats.LeaderboardQuery) (stats.LeaderboardPage, error) {
-	bd := s.board(q.Board)
+	bd := boardOf(q.Board)
 	var page stats.LeaderboardPage
 	var ahead int64
 	var b pgx.Batch
-	// The board's own table gives its rows' figures; the other table is looked up per row.
-	var sql string
-	if bd.table == s.t.walletVolumes {
-		// A scalar subquery per row: a lateral join the planner flattens and hashes the whole table for.
-		sql = `SELECT w.authority, w.maker_volume::text, w.taker_volume::text, w.volume::text,
-				coalesce((SELECT pnl FROM ` + s.t.walletPnl + ` WHERE month = $1 AND authority = w.authority), 0)::text
-			FROM (SELECT authority, maker_volume, taker_volume, volume FROM ` + bd.table + ` WHERE month = $1 AND ` + bd.on + `
-				ORDER BY ` + bd.column + ` DESC, authority LIMIT $2 OFFSET $3) w
-			ORDER BY w.` + bd.column + ` DESC, w.authority`
-	} else {
-		sql = `SELECT authority, coalesce(v[1], 0)::text, coalesce(v[2], 0)::text, coalesce(v[3], 0)::text, pnl::text
-			FROM (SELECT w.authority, w.pnl, (SELECT ARRAY[maker_volume, taker_volume, volume] FROM ` + s.t.walletVolumes + `
-					WHERE month = $1 AND authority = w.authority) AS v
-				FROM (SELECT authority, pnl FROM ` + bd.table + ` WHERE month = $1 AND ` + bd.on + `
-					ORDER BY pnl DESC, authority LIMIT $2 OFFSET $3) w) x
-			ORDER BY x.pnl DESC, x.authority` // qualified: the output column pnl is text
-	}
-	b.Queue(sql, q.Month, q.Limit, q.Offset()).Query(func(rows pgx.Rows) error {
-		var l stats.Leader
-		_, err := pgx.ForEachRow(rows, []any{&l.Authority, &l.MakerVolume, &l.TakerVolume, &l.Volume, &l.Pnl}, func() error {
-			page.Leaders = append(page.Leaders, l)
-			return nil
+	// The order is qualified: the output columns of the same names are text.
+	b.Queue(`SELECT w.authority, w.maker_volume::text, w.taker_volume::text, w.volume::text, w.pnl::text FROM `+s.t.walletMonths+` w
+		WHERE w.month = $1 AND w.`+bd.on+` ORDER BY w.`+bd.column+` DESC, w.authority LIMIT $2 OFFSET $3`, q.Month, q.Limit, q.Offset()).
+		Query(func(rows pgx.Rows) error {
+			var l stats.Leader
+			_, err := pgx.ForEachRow(rows, []any{&l.Authority, &l.MakerVolume, &l.TakerVolume, &l.Volume, &l.Pnl}, func() error {
+				page.Leaders = append(page.Leaders, l)
+				return nil
+			})
+			return err
 		})
-		return err
-	})
 	b.Queue(`SELECT coalesce((SELECT wallets FROM `+s.t.boardSizes+` WHERE month = $1 AND board = $2), 0)`, q.Month, string(q.Board)).
 		QueryRow(func(row pgx.Row) error { return row.Scan(&page.Total) })
 	if q.Offset() > 0 {
 		// Wallets with a higher figure than the page's first: its rank is one more. The first page's
 		// first has none.
-		b.Queue(`SELECT count(*) FROM `+bd.table+` t WHERE t.month = $1 AND t.`+bd.on+` AND t.`+bd.column+` > (
-				SELECT `+bd.column+` FROM `+bd.table+` WHERE month = $1 AND `+bd.on+` ORDER BY `+bd.column+` DESC, authority
+		b.Queue(`SELECT count(*) FROM `+s.t.walletMonths+` t WHERE t.month = $1 AND t.`+bd.on+` AND t.`+bd.column+` > (
+				SELECT `+bd.column+` FROM `+s.t.walletMonths+` WHERE month = $1 AND `+bd.on+` ORDER BY `+bd.column+` DESC, authority
 				LIMIT 1 OFFSET $2)`, q.Month, q.Offset()).QueryRow(func(row pgx.Row) error {
 			return row.Scan(&ahead)
 		})
@@ -282,19 +265,15 @@ func (s *Store) Leaderboard(ctx context.Context, q stats.LeaderboardQuery) (stat
 // Standing implements stats.Store.
 func (s *Store) Standing(ctx context.Context, month int64, authority string) (stats.Standing, error) {
 	st := stats.Standing{Authority: authority, Month: stats.MonthLabel(month)}
-	rank := func(table, col, on, of string) string {
-		return `CASE WHEN ` + of + `.` + on + ` THEN 1 + (SELECT count(*) FROM ` + table + ` x WHERE x.month = $1 AND x.` + on +
-			` AND x.` + col + ` > ` + of + `.` + col + `) END`
+	rank := func(b stats.Board) string {
+		bd := boardOf(b)
+		return `CASE WHEN w.` + bd.on + ` THEN 1 + (SELECT count(*) FROM ` + s.t.walletMonths + ` x WHERE x.month = $1 AND x.` + bd.on +
+			` AND x.` + bd.column + ` > w.` + bd.column + `) END`
 	}
-	err := s.pool.QueryRow(ctx, `SELECT coalesce(v.maker_volume, 0)::text, coalesce(v.taker_volume, 0)::text,
-			coalesce(v.volume, 0)::text, coalesce(l.pnl, 0)::text,
-			`+rank(s.t.walletVolumes, "maker_volume", "maker_volume > 0", "v")+`,
-			`+rank(s.t.walletVolumes, "taker_volume", "taker_volume > 0", "v")+`,
-			`+rank(s.t.walletVolumes, "volume", "volume > 0", "v")+`,
-			`+rank(s.t.walletPnl, "pnl", "pnl <> 0", "l")+`
-		FROM (SELECT 1) one
-		LEFT JOIN `+s.t.walletVolumes+` v ON v.month = $1 AND v.authority = $2
-		LEFT JOIN `+s.t.walletPnl+` l ON l.month = $1 AND l.authority = $2`, month, authority).
+	err := s.pool.QueryRow(ctx, `SELECT coalesce(w.maker_volume, 0)::text, coalesce(w.taker_volume, 0)::text,
+			coalesce(w.volume, 0)::text, coalesce(w.pnl, 0)::text,
+			`+rank(stats.BoardMaker)+`, `+rank(stats.BoardTaker)+`, `+rank(stats.BoardVolume)+`, `+rank(stats.BoardPnl)+`
+		FROM (SELECT 1) one LEFT JOIN `+s.t.walletMonths+` w ON w.month = $1 AND w.authority = $2`, month, authority).
 		Scan(&st.MakerVolume, &st.TakerVolume, &st.Volume, &st.Pnl, &st.Rank.Maker, &st.Rank.Taker, &st.Rank.Volume, &st.Rank.Pnl)
 	if err != nil {
 		return stats.Standing{}, fmt.Errorf("read the standing of %s: %w", authority, err)

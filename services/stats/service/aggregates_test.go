@@ -397,7 +397,7 @@ func TestAggregatesByHand(t *testing.T) {
 func tableCounts(t *testing.T, s *kittest.Stack) map[string]int {
 	t.Helper()
 	out := map[string]int{}
-	for _, tb := range []string{"fills", "trade_minutes", "trade_hours", "wallet_volumes", "wallet_pnl", "pending_volumes",
+	for _, tb := range []string{"fills", "trade_minutes", "trade_hours", "wallet_months", "pending_volumes",
 		"pending_pnl", "accounts", "settlements", "liquidations", "funding_rates", "insurance_fund", "if_stakes", "swaps"} {
 		out[tb] = s.Count(t, "stats."+tb)
 	}

@@ -200,29 +200,22 @@ CREATE TABLE settlements (
     PRIMARY KEY (ts, tx_sig, tx_sig_index)
 ) PARTITION BY RANGE (ts);
 
--- A wallet's maker and taker volume (quote 1e6) in a UTC calendar month (month: its first instant,
--- unix seconds). Each leaderboard reads one partial index in rank order; a rank is one plus the
--- count of wallets strictly ahead, so ties share a rank.
-CREATE TABLE wallet_volumes (
+-- A wallet's maker and taker volume and settled P&L (quote 1e6) in a UTC calendar month (month: its
+-- first instant, unix seconds), written by the fold alone. Each leaderboard reads one partial index in
+-- rank order; a rank is one plus the count of wallets strictly ahead, so ties share a rank.
+CREATE TABLE wallet_months (
     month        bigint  NOT NULL,
     authority    text    NOT NULL,
-    maker_volume numeric NOT NULL,
-    taker_volume numeric NOT NULL,
+    maker_volume numeric NOT NULL DEFAULT 0,
+    taker_volume numeric NOT NULL DEFAULT 0,
     volume       numeric GENERATED ALWAYS AS (maker_volume + taker_volume) STORED,
+    pnl          numeric NOT NULL DEFAULT 0,
     PRIMARY KEY (month, authority)
 );
-CREATE INDEX wallet_volumes_maker ON wallet_volumes (month, maker_volume DESC, authority) WHERE maker_volume > 0;
-CREATE INDEX wallet_volumes_taker ON wallet_volumes (month, taker_volume DESC, authority) WHERE taker_volume > 0;
-CREATE INDEX wallet_volumes_total ON wallet_volumes (month, volume DESC, authority) WHERE volume > 0;
-
--- A wallet's settled P&L (quote 1e6) in a month.
-CREATE TABLE wallet_pnl (
-    month     bigint  NOT NULL,
-    authority text    NOT NULL,
-    pnl       numeric NOT NULL,
-    PRIMARY KEY (month, authority)
-);
-CREATE INDEX wallet_pnl_rank ON wallet_pnl (month, pnl DESC, authority) WHERE pnl <> 0;
+CREATE INDEX wallet_months_maker ON wallet_months (month, maker_volume DESC, authority) WHERE maker_volume > 0;
+CREATE INDEX wallet_months_taker ON wallet_months (month, taker_volume DESC, authority) WHERE taker_volume > 0;
+CREATE INDEX wallet_months_volume ON wallet_months (month, volume DESC, authority) WHERE volume > 0;
+CREATE INDEX wallet_months_pnl ON wallet_months (month, pnl DESC, authority) WHERE pnl <> 0;
 
 -- How many wallets each leaderboard of a month lists (board: pnl, volume, maker or taker), counted by
 -- the fold in the transaction that moves them.
