@@ -190,6 +190,30 @@ func Buckets(fills []Fill, size int64) []Bucket {
 	return out
 }
 
+// Rollup folds buckets (of one size, in (symbol, ts) order) into buckets of size seconds, in the same
+// order: the hours of a batch's minutes, without going through its fills again.
+func Rollup(buckets []Bucket, size int64) []Bucket {
+	var out []Bucket
+	for _, b := range buckets {
+		ts := floor(b.Ts, size)
+		if n := len(out); n > 0 && out[n-1].Symbol == b.Symbol && out[n-1].Ts == ts {
+			o := &out[n-1]
+			o.Fills += b.Fills
+			o.Quote.Add(b.Quote)
+			o.Base.Add(b.Base)
+			o.FillHigh, o.FillLow = max(o.FillHigh, b.FillHigh), min(o.FillLow, b.FillLow)
+			o.OracleHigh, o.OracleLow = max(o.OracleHigh, b.OracleHigh), min(o.OracleLow, b.OracleLow)
+			if b.LastTs > o.LastTs || b.LastTs == o.LastTs && b.LastID > o.LastID {
+				o.LastTs, o.LastID, o.LastSlot, o.Close, o.CloseOracle = b.LastTs, b.LastID, b.LastSlot, b.Close, b.CloseOracle
+			}
+			continue
+		}
+		b.Ts = ts
+		out = append(out, b)
+	}
+	return out
+}
+
 // AccountVolume is what an account traded in a month (quote, 1e6), as maker and as taker.
 type AccountVolume struct {
 	Month        int64

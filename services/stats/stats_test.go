@@ -233,6 +233,10 @@ func TestBucketsAndAccountVolumes(t *testing.T) {
 	if h := hours[1]; h.Fills != 4 || h.Quote.String() != "9223372037304775807" || h.LastID != 4 {
 		t.Errorf("10:00 hour %+v (quote %s)", h, h.Quote)
 	}
+	// The hours rolled up from the minutes are the hours of the fills.
+	if got := stats.Rollup(minutes, stats.Hour); !reflect.DeepEqual(got, hours) {
+		t.Errorf("rolled up %+v, want %+v", got, hours)
+	}
 	vols := stats.AccountVolumes(fills)
 	got := map[string][2]string{}
 	for _, v := range vols {

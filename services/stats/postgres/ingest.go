@@ -123,10 +123,8 @@ func aggregateFills(fills []stats.Fill) fillAggregates {
 			ms[fills[i].Market.Symbol] = fills[i].Market
 		}
 	}
-	return fillAggregates{
-		minutes: stats.Buckets(fills, stats.Minute), hours: stats.Buckets(fills, stats.Hour),
-		accounts: stats.AccountVolumes(fills), markets: ms,
-	}
+	minutes := stats.Buckets(fills, stats.Minute)
+	return fillAggregates{minutes: minutes, hours: stats.Rollup(minutes, stats.Hour), accounts: stats.AccountVolumes(fills), markets: ms}
 }
 
 // WriteFills stores fills and moves the trading aggregates by the ones this transaction inserted, and
