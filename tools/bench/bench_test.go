@@ -18,6 +18,7 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -171,6 +172,16 @@ const coldWork = 100 * time.Millisecond
 func (c cpuTimes) String() string {
 	return fmt.Sprintf("on CPU %s, waiting for one %s, %d page faults, %d new backends",
 		c.run.Round(time.Millisecond), c.wait.Round(time.Millisecond), c.faults, c.started)
+}
+
+// processCPU is the CPU time this process has used, user and system: on this machine of two cores it
+// competes with Postgres for them, so it tells what the consumer's own work costs.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // pgCPU maps each postgres process to its scheduler times.

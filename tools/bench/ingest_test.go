@@ -199,9 +199,10 @@ func benchIngest(b *testing.B, c ingestCase, msgs []events.Message) {
 		empty(b, pool, c.empty)
 		run := ingestWith(b, pool, broker, c, total, w, round)
 		bestCopy, bestIngest = max(bestCopy, copyRate), max(bestIngest, run.rate)
-		b.Logf("%s round %d: %d concurrent raw COPYs %.0f fills/s (Postgres %s); ingest with %d writers %.0f fills/s (Postgres %s), "+
-			"%.0f fills/s once joined (%s to join); ratio %.2f, %.2f once joined",
-			c.name, round, w, copyRate, copyCPU, w, run.rate, run.cpu, run.joined, run.join.Round(time.Millisecond), run.rate/copyRate, run.joined/copyRate)
+		b.Logf("%s round %d: %d concurrent raw COPYs %.0f fills/s (Postgres %s); ingest with %d writers %.0f fills/s (Postgres %s; "+
+			"this process on CPU %s, %.2f µs a fill), %.0f fills/s once joined (%s to join); ratio %.2f, %.2f once joined",
+			c.name, round, w, copyRate, copyCPU, w, run.rate, run.cpu, run.self.Round(time.Millisecond),
+			float64(run.self.Microseconds())/float64(total), run.joined, run.join.Round(time.Millisecond), run.rate/copyRate, run.joined/copyRate)
 		empty(b, pool, c.empty)
 	}
 	b.ReportMetric(bestCopy, "copy_fills/s")
@@ -267,6 +268,7 @@ type ingestRun struct {
 	joined float64       // fills/s from the moment it had joined its group
 	join   time.Duration // from its start to its group join
 	cpu    cpuTimes      // Postgres's meanwhile
+	self   time.Duration // this process' CPU meanwhile: the consumer's, the broker's and the bench's polling
 }
 
 // ingestWith runs c's service with writers writers, as a consumer group of its own, until it has
@@ -278,7 +280,7 @@ func ingestWith(b *testing.B, pool *pgxpool.Pool, broker *kafka.Embedded, c inge
 	if *ingestProfile != "" && round == ingestRounds {
 		defer startCPUProfile(b, *ingestProfile+"."+c.name)()
 	}
-	pg0 := postgresCPU()
+	pg0, self0 := postgresCPU(), processCPU()
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	start := time.Now()
@@ -315,7 +317,7 @@ func ingestWith(b *testing.B, pool *pgxpool.Pool, broker *kafka.Embedded, c inge
 	}
 	end := time.Now()
 	return ingestRun{rate: float64(total) / end.Sub(start).Seconds(), joined: float64(total) / end.Sub(joinedAt).Seconds(),
-		join: joinedAt.Sub(start), cpu: postgresCPU().since(pg0)}
+		join: joinedAt.Sub(start), cpu: postgresCPU().since(pg0), self: processCPU() - self0}
 }
 
 // phaseConns is how many connections a phase holds at once: the ingest's writers, its publisher and
