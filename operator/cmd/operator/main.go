@@ -40,9 +40,13 @@ import (
 	"github.com/tidemark/tidemark/platform/app"
 	"github.com/tidemark/tidemark/platform/objstore"
 	"github.com/tidemark/tidemark/platform/telemetry"
+	"github.com/tidemark/tidemark/platform/version"
 )
 
 func main() {
+	if version.Handle("operator", os.Args[1:], os.Stdout) {
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	env := &app.Env{Prefix: app.EnvPrefix, Lookup: os.LookupEnv}
