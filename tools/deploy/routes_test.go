@@ -107,4 +107,3 @@ func samplePath(path string) string {
 		return url.PathEscape(v)
 	})
 }
-
