@@ -309,3 +309,16 @@ func TestBadConfigurationStopsTheStart(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadConfigurationWithOnlyTheRequiredVariables: a deployed service is configured by its
+// environment alone; what it leaves unset takes the defaults, the outbox's backoff included.
+func TestLoadConfigurationWithOnlyTheRequiredVariables(t *testing.T) {
+	env := kittest.Env(map[string]string{
+		"TIDEMARK_PG_URL": "postgres://localhost/db", "TIDEMARK_KAFKA_BROKERS": "localhost:9092",
+		"TIDEMARK_PAGE_KEY": string(kittest.PageKey),
+	})
+	svc := kit.Service{Name: "publisher", Publishes: []string{"edge.things"}, Build: func(kit.Deps) (kit.Parts, error) { return kit.Parts{}, nil }}
+	if _, err := kit.LoadConfiguration(env, svc); err != nil {
+		t.Fatalf("LoadConfiguration: %v", err)
+	}
+}

@@ -202,7 +202,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	upstreams["exports"] = exports.url
 	// In a cluster, downloads are presigned S3 URLs; only the dev stack serves files itself.
-	router, err := NewRouter(append(Routes(instances), Route{Prefix: downloadsPrefix + "/", Service: "exports"}), upstreams, log)
+	router, err := NewRouter(append(Table(Services()), Route{Prefix: downloadsPrefix + "/", Service: "exports"}), upstreams, log)
 	if err != nil {
 		return err
 	}
