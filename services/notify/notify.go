@@ -131,6 +131,14 @@ const (
 	PageSize       = 20   // notifications per feed page
 )
 
+// Entry is a stored notification: its place in the feed and the object as the feed serves it
+// (notify.Encode of the Notification), kept so that a page is its entries' bytes.
+type Entry struct {
+	CreatedAt int64
+	ID        string
+	JSON      json.RawMessage
+}
+
 // FeedCursor is the place of the last notification of a feed page.
 type FeedCursor struct {
 	CreatedAt int64  `json:"c"`
@@ -143,7 +151,7 @@ type FeedCursor struct {
 type Store interface {
 	// Feed returns up to limit notifications of authority with status, newest first (createdAt,
 	// then notificationId), after the cursor when there is one.
-	Feed(ctx context.Context, authority, status string, after *FeedCursor, limit int) ([]Notification, error)
+	Feed(ctx context.Context, authority, status string, after *FeedCursor, limit int) ([]Entry, error)
 	// MarkRead marks authority's notification id READ (at now, unix seconds) and returns it.
 	MarkRead(ctx context.Context, authority, id string, now int64) (Notification, error)
 	Preferences(ctx context.Context, authority string) (Preferences, error)

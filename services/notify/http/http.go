@@ -3,6 +3,7 @@
 package http
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -70,10 +71,16 @@ func (h handlers) feed(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, next := httpapi.NextPage(h.api, scope, rows, notify.PageSize, func(n notify.Notification) any {
-		return notify.FeedCursor{CreatedAt: n.CreatedAt, ID: n.ID}
+	rows, next := httpapi.NextPage(h.api, scope, rows, notify.PageSize, func(e notify.Entry) any {
+		return notify.FeedCursor{CreatedAt: e.CreatedAt, ID: e.ID}
 	})
-	return httpapi.NewList(rows, httpapi.RollingMeta{NextPage: next}), nil
+	// The records as stored, byte for byte what edge.notifications carried: the page is their
+	// concatenation.
+	recs := make([]json.RawMessage, len(rows))
+	for i, e := range rows {
+		recs[i] = e.JSON
+	}
+	return httpapi.RawList{Records: recs, Meta: httpapi.RollingMeta{NextPage: next}}, nil
 }
 
 // record is the answer of a route about one thing.

@@ -68,12 +68,12 @@ func NewIngest(schema string, cfg IngestConfig, now func() time.Time) *Ingest {
 		notifications: ingest.Table[row]{
 			Name: schema + ".notifications",
 			Columns: []string{"notification_id", "authority", "source", "tx_sig", "tx_sig_index", "account", "type", "status",
-				"title", "body", "data", "actions", "push", "created_at", "sent_at"},
+				"push", "created_at", "sent_at", "record"},
 			Key: []string{"authority", "source", "tx_sig", "tx_sig_index"},
 			Row: func(r row) []any {
 				n := r.draft.Notification
 				return []any{n.ID, n.Authority, r.draft.Source, r.draft.TxSig, int32(r.draft.TxSigIndex), r.draft.Account, n.Type,
-					n.Status, n.Title, n.Body, string(n.Data), string(r.actions), r.push, n.CreatedAt, n.SentAt}
+					n.Status, r.push, n.CreatedAt, n.SentAt, string(r.record)}
 			},
 		},
 		pending: ingest.Table[pendingRow]{
@@ -88,12 +88,12 @@ func NewIngest(schema string, cfg IngestConfig, now func() time.Time) *Ingest {
 	}
 }
 
-// row is a notification ready to store: its draft delivered (status, channels, sentAt) and its
-// actions encoded.
+// row is a notification ready to store: its draft delivered (status, channels, sentAt) and the
+// object encoded.
 type row struct {
-	draft   notify.Draft
-	actions []byte
-	push    string
+	draft  notify.Draft
+	record []byte
+	push   string
 }
 
 type pendingRow struct {
@@ -276,11 +276,7 @@ func (in *Ingest) deliver(ctx context.Context, tx pgx.Tx, occs []notify.Occurren
 		if r.draft.CreatedAt < cutoff {
 			continue
 		}
-		m, err := EdgeMessage(r.draft.Notification)
-		if err != nil {
-			return err
-		}
-		msgs = append(msgs, m)
+		msgs = append(msgs, EdgeMessage(r.draft.Authority, r.record))
 	}
 	if err := outbox.Add(ctx, tx, in.schema, msgs...); err != nil {
 		return fmt.Errorf("queue notifications for the edge: %w", err)
@@ -288,17 +284,13 @@ func (in *Ingest) deliver(ctx context.Context, tx pgx.Tx, occs []notify.Occurren
 	return nil
 }
 
-// EdgeMessage is the edge.notifications message of n: keyed by its wallet, its value the object as
-// the feed serves it.
-func EdgeMessage(n notify.Notification) (events.Message, error) {
-	value, err := notify.Encode(n)
-	if err != nil {
-		return events.Message{}, fmt.Errorf("encode notification %s: %w", n.ID, err)
-	}
+// EdgeMessage is the edge.notifications message of a new notification of authority: keyed by the
+// wallet, its value record, the object as the feed serves it.
+func EdgeMessage(authority string, record []byte) events.Message {
 	return events.Message{
-		Topic: events.TopicEdgeNotifications, Key: []byte(n.Authority), Value: value,
+		Topic: events.TopicEdgeNotifications, Key: []byte(authority), Value: record,
 		Headers: map[string]string{events.HeaderEventType: "notification", events.HeaderSchemaVersion: events.SchemaVersion},
-	}, nil
+	}
 }
 
 // owners reads the owners of the occurrences' accounts.
@@ -394,11 +386,11 @@ func (in *Ingest) delivered(ctx context.Context, tx pgx.Tx, drafts []notify.Draf
 			push = notify.PushSkipped
 		}
 		dr.Status, dr.Channels, dr.SentAt = notify.StatusSent, notify.Channels(push), now
-		actions, err := notify.Encode(dr.Actions)
+		record, err := notify.Encode(dr.Notification)
 		if err != nil {
-			return nil, fmt.Errorf("encode actions: %w", err)
+			return nil, fmt.Errorf("encode notification %s: %w", dr.ID, err)
 		}
-		out = append(out, row{draft: dr, actions: actions, push: push})
+		out = append(out, row{draft: dr, record: record, push: push})
 	}
 	return out, nil
 }

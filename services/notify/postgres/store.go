@@ -36,11 +36,13 @@ func Migrations() fs.FS {
 type Store struct {
 	pool *pgxpool.Pool
 	q    tables
+	sigs *signatureRecorder
 }
 
 // NewStore works on schema through pool.
 func NewStore(pool *pgxpool.Pool, schema string) *Store {
-	return &Store{pool: pool, q: tablesOf(schema)}
+	q := tablesOf(schema)
+	return &Store{pool: pool, q: q, sigs: &signatureRecorder{pool: pool, table: q.signatures}}
 }
 
 var (
@@ -49,28 +51,11 @@ var (
 	_ notify.Accounts   = (*Store)(nil)
 )
 
-const notificationColumns = `notification_id::text, authority, title, body, type, status, push, data, actions,
-	coalesce(sent_at, 0), created_at`
-
-// scanNotification reads a row of notificationColumns.
-func scanNotification(row pgx.Row) (notify.Notification, error) {
-	var n notify.Notification
-	var push string
-	var data, actions []byte
-	if err := row.Scan(&n.ID, &n.Authority, &n.Title, &n.Body, &n.Type, &n.Status, &push, &data, &actions, &n.SentAt, &n.CreatedAt); err != nil {
-		return n, err
-	}
-	n.Channels = notify.Channels(push)
-	n.Data = data
-	if err := json.Unmarshal(actions, &n.Actions); err != nil {
-		return n, fmt.Errorf("decode the actions of notification %s: %w", n.ID, err)
-	}
-	return n, nil
-}
-
 // Feed returns up to limit notifications of authority with status, newest first.
-func (s *Store) Feed(ctx context.Context, authority, status string, after *notify.FeedCursor, limit int) ([]notify.Notification, error) {
-	q := `SELECT ` + notificationColumns + ` FROM ` + s.q.notifications + ` WHERE authority = $1 AND status = $2`
+func (s *Store) Feed(ctx context.Context, authority, status string, after *notify.FeedCursor, limit int) ([]notify.Entry, error) {
+	// The id is read as text under another name: an output column named notification_id would be
+	// what ORDER BY notification_id sorts, text rather than the indexed uuid.
+	q := `SELECT created_at, notification_id::text AS id, record FROM ` + s.q.notifications + ` WHERE authority = $1 AND status = $2`
 	args := []any{authority, status, limit}
 	if after != nil {
 		q += ` AND (created_at, notification_id) < ($4, $5::uuid)`
@@ -81,16 +66,17 @@ func (s *Store) Feed(ctx context.Context, authority, status string, after *notif
 	if err != nil {
 		return nil, fmt.Errorf("read the feed: %w", err)
 	}
-	defer rows.Close()
-	out := make([]notify.Notification, 0, limit)
-	for rows.Next() {
-		n, err := scanNotification(rows)
-		if err != nil {
-			return nil, fmt.Errorf("read the feed: %w", err)
-		}
-		out = append(out, n)
-	}
-	if err := rows.Err(); err != nil {
+	out := make([]notify.Entry, 0, limit)
+	var e notify.Entry
+	// Scanned as bytes: into a json.RawMessage, pgx would run json.Unmarshal over every record.
+	var record []byte
+	_, err = pgx.ForEachRow(rows, []any{&e.CreatedAt, &e.ID, &record}, func() error {
+		e.JSON = record
+		out = append(out, e)
+		record = nil // scanned into a new slice next
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("read the feed: %w", err)
 	}
 	return out, nil
@@ -99,16 +85,36 @@ func (s *Store) Feed(ctx context.Context, authority, status string, after *notif
 // MarkRead marks authority's notification id READ and returns it; marking it again keeps the first
 // time it was read.
 func (s *Store) MarkRead(ctx context.Context, authority, id string, now int64) (notify.Notification, error) {
-	n, err := scanNotification(s.pool.QueryRow(ctx, `UPDATE `+s.q.notifications+`
-		SET status = 'READ', read_at = coalesce(read_at, $3)
-		WHERE authority = $1 AND notification_id = $2::uuid RETURNING `+notificationColumns, authority, id, now))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return n, fault.Errorf(fault.NotFound, "notification %s not found", id)
+	var n notify.Notification
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var record []byte
+		var status string
+		err := tx.QueryRow(ctx, `SELECT status, record FROM `+s.q.notifications+`
+			WHERE authority = $1 AND notification_id = $2::uuid FOR UPDATE`, authority, id).Scan(&status, &record)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fault.Errorf(fault.NotFound, "notification %s not found", id)
+		}
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(record, &n); err != nil {
+			return fmt.Errorf("decode notification %s: %w", id, err)
+		}
+		if status == notify.StatusRead {
+			return nil
+		}
+		n.Status = notify.StatusRead
+		if record, err = notify.Encode(n); err != nil {
+			return fmt.Errorf("encode notification %s: %w", id, err)
+		}
+		_, err = tx.Exec(ctx, `UPDATE `+s.q.notifications+` SET status = 'READ', read_at = $3, record = $4
+			WHERE authority = $1 AND notification_id = $2::uuid`, authority, id, now, string(record))
+		return err
+	})
+	if err != nil && fault.CodeOf(err) != fault.NotFound {
+		err = fmt.Errorf("mark notification %s read: %w", id, err)
 	}
-	if err != nil {
-		return n, fmt.Errorf("mark notification %s read: %w", id, err)
-	}
-	return n, nil
+	return n, err
 }
 
 // Preferences returns authority's preferences; a wallet that set none opted out of nothing.
@@ -200,13 +206,10 @@ func (s *Store) RemoveDevice(ctx context.Context, authority, deviceID string) er
 	return nil
 }
 
-// UseSignature records sig until expires; false when it is recorded already.
+// UseSignature records sig until expires; false when it is recorded already. Concurrent requests'
+// signatures are recorded together (see signatureRecorder).
 func (s *Store) UseSignature(ctx context.Context, sig []byte, expires int64) (bool, error) {
-	tag, err := s.pool.Exec(ctx, `INSERT INTO `+s.q.signatures+` (signature, expires_at) VALUES ($1, $2) ON CONFLICT DO NOTHING`, sig, expires)
-	if err != nil {
-		return false, err
-	}
-	return tag.RowsAffected() == 1, nil
+	return s.sigs.use(ctx, sig, expires)
 }
 
 // AccountOwner returns account's authority and delegate.

@@ -18,8 +18,11 @@ CREATE TABLE markets (
 );
 
 -- One notification per event and wallet: the event's key (source, tx_sig, tx_sig_index) with the
--- wallet is unique, and the id is derived from it. created_at is the event's time, sent_at when
--- the notification was stored and delivered on the app channel; push is queued or skipped.
+-- wallet is unique, and the id is derived from it. record is the notification object as the feed
+-- serves it (and as edge.notifications carried it when new), rewritten when its status changes;
+-- the columns beside it are what the feed filters and orders by. created_at is the event's time,
+-- sent_at when the notification was stored and delivered on the app channel; push is queued or
+-- skipped.
 CREATE TABLE notifications (
     notification_id uuid   PRIMARY KEY,
     authority       text   NOT NULL,
@@ -29,14 +32,11 @@ CREATE TABLE notifications (
     account         text   NOT NULL,
     type            text   NOT NULL,
     status          text   NOT NULL,
-    title           text   NOT NULL,
-    body            text   NOT NULL,
-    data            json   NOT NULL,
-    actions         json   NOT NULL,
     push            text   NOT NULL,
     created_at      bigint NOT NULL,
     sent_at         bigint,
     read_at         bigint,
+    record          json   NOT NULL,
     UNIQUE (authority, source, tx_sig, tx_sig_index)
 );
 -- The feed: a wallet's notifications of one status, newest first.
