@@ -68,7 +68,7 @@ func Render(o Occurrence, owner Owner, names MarketNames) (Draft, error) {
 	default:
 		return Draft{}, fmt.Errorf("occurrence of %q lacks its facts", o.Source)
 	}
-	data, err := encode(r.data)
+	data, err := Encode(r.data)
 	if err != nil {
 		return Draft{}, fmt.Errorf("encode the data of a %s notification: %w", o.Source, err)
 	}
@@ -320,8 +320,6 @@ func ValidID(s string) bool {
 // Encode encodes v as the feed's list envelope writes its records (json.Marshal: compact, with <, >
 // and & escaped), so that what edge.notifications carries is byte for byte what the feed serves.
 func Encode(v any) ([]byte, error) { return json.Marshal(v) }
-
-func encode(v any) ([]byte, error) { return json.Marshal(v) }
 
 // filledLess reports whether the cumulative filled amount is below the order's amount; an order
 // whose amounts do not parse counts as filled.

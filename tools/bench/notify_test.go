@@ -23,7 +23,7 @@ import (
 )
 
 const (
-	notifyWallets  = 300
+	notifyWallets   = 300
 	notifyPerWallet = 1000
 )
 
