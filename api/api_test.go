@@ -167,6 +167,82 @@ var userOperations = []struct {
 	{"/user/{accountId}/snapshots/vaults", "getUserVaultSnapshots", snapshots, "VaultSnapshots", false},
 }
 
+// notifyOperations are the Notifications group's operations, every one behind the signed-request
+// headers; notFound marks those naming a notification or a device the wallet may not have.
+var notifyOperations = []struct {
+	path, method, id, schema string
+	body                     string // request body schema, "" for none
+	notFound                 bool
+}{
+	{"/notifications", http.MethodGet, "getNotifications", "NotificationList", "", false},
+	{"/notifications/{notificationId}/read", http.MethodPut, "markNotificationRead", "NotificationRecord", "", true},
+	{"/notifications/preferences", http.MethodGet, "getNotificationPreferences", "NotificationPreferences", "", false},
+	{"/notifications/preferences", http.MethodPut, "setNotificationPreferences", "NotificationPreferences", "NotificationPreferencesBody", false},
+	{"/notifications/devices", http.MethodGet, "getNotificationDevices", "NotificationDevices", "", false},
+	{"/notifications/devices", http.MethodPost, "registerNotificationDevice", "NotificationDeviceRecord", "NotificationDeviceRegistration", false},
+	{"/notifications/devices/{deviceId}", http.MethodDelete, "deleteNotificationDevice", "NotifySuccess", "", true},
+}
+
+// TestNotificationsOperations: every operation of the group requires the three headers and documents
+// the signed request's refusals, 401 in the envelope with error "Unauthorized".
+func TestNotificationsOperations(t *testing.T) {
+	doc := mustLoad(t)
+	for _, tc := range notifyOperations {
+		t.Run(tc.id, func(t *testing.T) {
+			item := doc.Paths.Value(tc.path)
+			if item == nil {
+				t.Fatalf("path %s missing", tc.path)
+			}
+			op := item.GetOperation(tc.method)
+			if op == nil || op.OperationID != tc.id {
+				t.Fatalf("%s %s: operation missing or not %s", tc.method, tc.path, tc.id)
+			}
+			if !slices.Equal(op.Tags, []string{"Notifications"}) {
+				t.Errorf("tags = %v, want [Notifications]", op.Tags)
+			}
+			if op.Summary == "" || len(op.Description) < 80 {
+				t.Errorf("summary/description too thin")
+			}
+			params := map[string]*openapi3.Parameter{}
+			for _, p := range append(append(openapi3.Parameters{}, item.Parameters...), op.Parameters...) {
+				params[p.Value.In+":"+p.Value.Name] = p.Value
+			}
+			for _, h := range []string{"x-wallet-address", "x-signature", "x-signed-message"} {
+				if p := params["header:"+h]; p == nil || !p.Required {
+					t.Errorf("header %s not required", h)
+				}
+			}
+			if r := op.Responses.Status(401); r == nil || r.Ref != "#/components/responses/NotifyUnauthorized" {
+				t.Errorf("401 is not NotifyUnauthorized")
+			}
+			if r := op.Responses.Status(403); r == nil || r.Ref != "#/components/responses/NotifyForbidden" {
+				t.Errorf("403 is not NotifyForbidden")
+			}
+			if tc.notFound != (op.Responses.Status(404) != nil) {
+				t.Errorf("404 documented = %v, want %v", !tc.notFound, tc.notFound)
+			}
+			ok := op.Responses.Status(200)
+			if ok == nil || ok.Value.Content.Get("application/json") == nil ||
+				ok.Value.Content.Get("application/json").Schema.Ref != "#/components/schemas/"+tc.schema {
+				t.Errorf("200 is not %s", tc.schema)
+			}
+			switch {
+			case tc.body == "" && op.RequestBody != nil:
+				t.Errorf("documents a request body")
+			case tc.body != "":
+				if op.RequestBody == nil || !op.RequestBody.Value.Required ||
+					op.RequestBody.Value.Content.Get("application/json").Schema.Ref != "#/components/schemas/"+tc.body {
+					t.Errorf("request body is not a required %s", tc.body)
+				}
+			}
+		})
+	}
+	e := doc.Components.Schemas["NotifyAuthError"].Value
+	if !slices.Equal(slices.Sorted(slices.Values(e.Required)), []string{"error", "message", "success"}) {
+		t.Errorf("NotifyAuthError requires %v", e.Required)
+	}
+}
+
 func TestPathSet(t *testing.T) {
 	doc := mustLoad(t)
 	want := []string{"/openapi.json"}
@@ -175,6 +251,11 @@ func TestPathSet(t *testing.T) {
 	}
 	for _, op := range userOperations {
 		want = append(want, op.path)
+	}
+	for _, op := range notifyOperations {
+		if !slices.Contains(want, op.path) {
+			want = append(want, op.path)
+		}
 	}
 	slices.Sort(want)
 	got := slices.Sorted(func(yield func(string) bool) {
@@ -349,7 +430,8 @@ func TestEveryOperationDocumentsErrors(t *testing.T) {
 				}
 			}
 			wantNotFound := strings.Contains(path, "{symbol}") ||
-				op.OperationID == "getOpenAPI" || op.OperationID == "getUserOrder"
+				op.OperationID == "getOpenAPI" || op.OperationID == "getUserOrder" ||
+				op.OperationID == "markNotificationRead" || op.OperationID == "deleteNotificationDevice"
 			if got := op.Responses.Status(404) != nil; got != wantNotFound {
 				t.Errorf("%s %s: 404 documented = %v, want %v", method, path, got, wantNotFound)
 			}

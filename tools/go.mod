@@ -10,6 +10,7 @@ require (
 	github.com/tidemark/tidemark/operator v0.0.0
 	github.com/tidemark/tidemark/platform v0.0.0
 	github.com/tidemark/tidemark/services/market v0.0.0
+	github.com/tidemark/tidemark/services/notify v0.0.0
 	github.com/tidemark/tidemark/services/user v0.0.0
 	gopkg.in/yaml.v3 v3.0.1
 )
@@ -121,5 +122,6 @@ replace (
 	github.com/tidemark/tidemark/operator => ../operator
 	github.com/tidemark/tidemark/platform => ../platform
 	github.com/tidemark/tidemark/services/market => ../services/market
+	github.com/tidemark/tidemark/services/notify => ../services/notify
 	github.com/tidemark/tidemark/services/user => ../services/user
 )

@@ -166,6 +166,8 @@ type routeConfig struct {
 	cache        *responseCache
 	coalesce     bool
 	headers      []string // request headers a browser on another origin may send (AllowHeaders)
+	auth         Authenticator
+	challenge    string // WWW-Authenticate of the route's 401s
 }
 
 // CacheControl sets the Cache-Control header of the route's successful responses. Without it they carry
@@ -181,12 +183,36 @@ func AllowHeaders(names ...string) RouteOption {
 	return func(c *routeConfig) { c.headers = append(c.headers, names...) }
 }
 
+// Authenticator checks the credentials of a request to an authenticated route before anything else
+// of the route runs. It returns the context the handler gets (carrying who the caller is, for the
+// service to read back), or the error to answer: fault.Unauthorized (401) for missing or bad
+// credentials, fault.Forbidden (403) for credentials that do not allow the request, any other error
+// as handlers' errors are.
+type Authenticator func(r *http.Request) (context.Context, error)
+
+// Authenticate makes the route serve only requests auth accepts; the rules of the credentials are the
+// service's, auth applies them. challenge is the WWW-Authenticate value of the route's 401 answers
+// (RFC 9110 wants one). An authenticated answer belongs to its caller: it is "private, no-store" unless
+// CacheControl says otherwise, and Handle panics when the route is also shared (SharedCache,
+// Coalesce), which would hand one caller's answer to another.
+func Authenticate(challenge string, auth Authenticator) RouteOption {
+	return func(c *routeConfig) {
+		c.auth, c.challenge = auth, challenge
+		if c.cacheControl == "no-cache" {
+			c.cacheControl = "private, no-store"
+		}
+	}
+}
+
 // Handle registers f for method and path (a gorilla/mux template such as "/market/{symbol}/trades").
 // Keep path variables free of regexps: a malformed value must reach the handler and answer 400, not 404.
 func (a *API) Handle(method, path string, f Func, opts ...RouteOption) {
 	cfg := routeConfig{cacheControl: "no-cache"}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if cfg.auth != nil && (cfg.cache != nil || cfg.coalesce) {
+		panic(fmt.Sprintf("httpapi: %s %s: an authenticated route cannot share answers (SharedCache, Coalesce)", method, path))
 	}
 	if cfg.cache != nil {
 		f = cfg.cache.wrap(f, a.clock)
@@ -203,6 +229,19 @@ func (a *API) Handle(method, path string, f Func, opts ...RouteOption) {
 // wrap is the one place that turns a Func's outcome into a response.
 func (a *API) wrap(f Func, cfg routeConfig) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Credentials come first: a caller who has none learns nothing of the route, not even
+		// which of its inputs are wrong.
+		if cfg.auth != nil {
+			ctx, err := cfg.auth(r)
+			if err != nil {
+				if fault.CodeOf(err) == fault.Unauthorized && cfg.challenge != "" {
+					w.Header().Set("WWW-Authenticate", cfg.challenge)
+				}
+				a.writeError(w, r, err)
+				return
+			}
+			r = r.WithContext(ctx)
+		}
 		if err := checkInput(r); err != nil {
 			a.writeError(w, r, err)
 			return

@@ -47,9 +47,11 @@ func StatusOf(code fault.Code) int {
 	}
 }
 
-// errorBody is the envelope of every error answer.
+// errorBody is the envelope of every error answer. Error is set on 401s only ("Unauthorized"), as the
+// protocol's existing API answers them, so that clients of it recognise a refused signature.
 type errorBody struct {
 	Success bool   `json:"success"`
+	Error   string `json:"error,omitempty"`
 	Message string `json:"message"`
 }
 
@@ -95,8 +97,12 @@ func writeError(w http.ResponseWriter, r *http.Request, err error, code fault.Co
 	default:
 		msg = fault.MessageOf(err)
 	}
+	body := errorBody{Success: false, Message: msg}
+	if status == http.StatusUnauthorized {
+		body.Error = "Unauthorized"
+	}
 	h := w.Header()
 	h.Del("Content-Disposition")
 	h.Set("Cache-Control", "no-store")
-	writeJSON(w, status, errorBody{Success: false, Message: msg})
+	writeJSON(w, status, body)
 }

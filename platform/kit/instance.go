@@ -74,6 +74,7 @@ type Instance struct {
 	topics   []string
 
 	hasInternal bool // it declared internal routes of its own
+	jobs        []Job
 
 	outbox *outbox.Publisher // nil when the service publishes nothing
 	writer interface{ Close() error }
@@ -111,6 +112,12 @@ func Start(ctx context.Context, svc Service, rt Runtime, set Settings) (*Instanc
 	if err != nil {
 		return nil, fmt.Errorf("%s: build: %w", svc.Name, err)
 	}
+	for _, j := range parts.Jobs {
+		if j.Name == "" || j.Run == nil {
+			return nil, fmt.Errorf("%s: a job needs a Name and a Run", svc.Name)
+		}
+	}
+	inst.jobs = parts.Jobs
 	if inst.series, err = series.New(rt.Pool, inst.schema, parts.Series, set.Export, inst.logger.With("component", "export")); err != nil {
 		return nil, fmt.Errorf("%s: %w", svc.Name, err)
 	}
@@ -233,7 +240,7 @@ func (i *Instance) Ready() error {
 	return nil
 }
 
-// Run consumes, publishes and keeps partitions ahead until ctx ends. The consumer finishes and commits
+// Run consumes, publishes, keeps partitions ahead and runs the service's jobs until ctx ends. The consumer finishes and commits
 // its batch before Run returns.
 func (i *Instance) Run(ctx context.Context) error {
 	var g app.Group
@@ -244,6 +251,9 @@ func (i *Instance) Run(ctx context.Context) error {
 		g.Add(i.svc.Name+" outbox", i.outbox.Run)
 	}
 	g.Add(i.svc.Name+" partitions", i.keepPartitions)
+	for _, j := range i.jobs {
+		g.Add(i.svc.Name+" "+j.Name, j.Run)
+	}
 	err := g.Run(ctx)
 	if i.writer != nil {
 		if cerr := i.writer.Close(); cerr != nil && err == nil {

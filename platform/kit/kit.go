@@ -8,6 +8,7 @@
 package kit
 
 import (
+	"context"
 	"io/fs"
 	"log/slog"
 	"time"
@@ -73,6 +74,17 @@ type Parts struct {
 	// of the mesh read from the service and clients never see (the snapshots the WebSocket edge
 	// warms from, say). They are in no public document and behind no Ingress; nil: none.
 	Internal func(api *httpapi.API)
+	// Jobs are the service's own long-running work beside its consumer (periodic upkeep of its
+	// tables, say), run until the service stops; none: none.
+	Jobs []Job
+}
+
+// Job is a long-running part of a service. Run must return once ctx ends (nil then is a clean stop);
+// an error, or a nil return while the service runs, stops the service. Every replica runs its jobs:
+// their work must be safe to do from several processes at once.
+type Job struct {
+	Name string
+	Run  func(ctx context.Context) error
 }
 
 // InternalPrefix is where a service's internal routes live on its internal port; the export

@@ -322,3 +322,55 @@ func TestLoadConfigurationWithOnlyTheRequiredVariables(t *testing.T) {
 		t.Fatalf("LoadConfiguration: %v", err)
 	}
 }
+
+// TestJobsRunWithTheService: a service's jobs run while it runs and stop with it; a failing job stops
+// the service with its error.
+func TestJobsRunWithTheService(t *testing.T) {
+	started, stopped := make(chan struct{}, 2), make(chan struct{}, 2)
+	svc := toy("jobs")
+	build := svc.Build
+	svc.Build = func(d kit.Deps) (kit.Parts, error) {
+		parts, err := build(d)
+		parts.Jobs = []kit.Job{{Name: "upkeep", Run: func(ctx context.Context) error {
+			started <- struct{}{}
+			<-ctx.Done()
+			stopped <- struct{}{}
+			return nil
+		}}}
+		return parts, err
+	}
+	s := kittest.Start(t, pgServer, kittest.Options{}, svc)
+	awaitJob := func(ch chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the job did not %s", what)
+		}
+	}
+	awaitJob(started, "start")
+	s.Restart(t, "jobs", false) // stops the instance, and with it its job, then starts both again
+	select {
+	case <-stopped:
+	default:
+		t.Fatal("the job outlived its service")
+	}
+	awaitJob(started, "start again")
+
+	failing := toy("failing")
+	build2 := failing.Build
+	failing.Build = func(d kit.Deps) (kit.Parts, error) {
+		parts, err := build2(d)
+		parts.Jobs = []kit.Job{{Name: "sweep", Run: func(context.Context) error { return fmt.Errorf("table gone") }}}
+		return parts, err
+	}
+	inst, err := kit.Start(context.Background(), failing, kit.Runtime{Pool: s.Pool, Kafka: s.Kafka}, kit.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := inst.Run(ctx); err == nil || !strings.Contains(err.Error(), "failing sweep: table gone") {
+		t.Fatalf("Run = %v, want the job's error", err)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,6 +30,7 @@ import (
 	"github.com/tidemark/tidemark/platform/pg/pglocal"
 	"github.com/tidemark/tidemark/platform/telemetry"
 	market "github.com/tidemark/tidemark/services/market/service"
+	notify "github.com/tidemark/tidemark/services/notify/service"
 	user "github.com/tidemark/tidemark/services/user/service"
 )
 
@@ -84,15 +86,21 @@ func Services() []kit.Service {
 	return []kit.Service{
 		market.Service(market.Config{}),
 		user.Service(),
+		notify.Service(notify.Config{}),
 	}
 }
 
-// examples are a few paths of each service for the banner; {account} is a simulated account.
+// examples are a few paths of each service for the banner; {account} is a simulated account. An
+// example starting with "$ " is a command run from the repository, with {base} the edge's URL and
+// {seed} the simulator's seed.
 var examples = map[string][]string{
 	"market": {"/market/SOL-PERP/trades?limit=5", "/market/SOL-PERP/candles/60?limit=24", "/market/SOL-PERP/fundingRates",
 		"/market/TRUMP-WIN-2028-BET/predictions", "/market/USDC/deposits"},
 	"user": {"/user/{account}/trades", "/user/{account}/orders/perp?hasFill=true", "/user/{account}/positions",
 		"/user/{account}/fundingPayments", "/user/{account}/snapshots/trading?days=1"},
+	"notify": {"$ go run ./tools/cmd/notifysign -url {base} -seed {seed} -wallet 0 /notifications",
+		"$ go run ./tools/cmd/notifysign -url {base} -seed {seed} -wallet 0 -X PUT -d '{\"pushOptOutTypes\":[\"RECORD_UPDATE\"]}' /notifications/preferences",
+		"$ go run ./tools/cmd/notifysign -seed {seed} -list 5   # the simulated wallets (signed for with -wallet N or -wallet ADDRESS)"},
 }
 
 // Run starts everything and blocks until ctx ends, then stops it all in order.
@@ -212,7 +220,7 @@ func Run(ctx context.Context, o Options) error {
 	simulator := newSimulator(o)
 	g.Add("simulator", func(ctx context.Context) error {
 		printBanner(o.Out, banner{base: base, pg: pgURL, brokers: broker.Brokers(), internal: internalURLs,
-			instances: instances, account: simulator.Accounts()[0].User, fileTypes: sources})
+			instances: instances, account: simulator.Accounts()[0].User, seed: o.Seed, fileTypes: sources})
 		if o.Ready != nil {
 			o.Ready <- base
 		}
@@ -278,6 +286,7 @@ type banner struct {
 	internal  map[string]string // service -> internal base URL
 	instances []*kit.Instance
 	account   string // a simulated account, for the examples
+	seed      int64  // the simulator's, for the examples' commands
 	fileTypes map[v1alpha1.FileType]string
 }
 
@@ -287,6 +296,10 @@ func printBanner(w io.Writer, b banner) {
 		fmt.Fprintf(w, "\n  %s  %s (internal: %s/metrics, %s/readyz)\n", inst.Name(), strings.Join(inst.Prefixes(), " "),
 			b.internal[inst.Name()], b.internal[inst.Name()])
 		for _, p := range examples[inst.Name()] {
+			if cmd, ok := strings.CutPrefix(p, "$ "); ok {
+				fmt.Fprintf(w, "    %s\n", strings.NewReplacer("{base}", b.base, "{seed}", strconv.FormatInt(b.seed, 10)).Replace(cmd))
+				continue
+			}
 			fmt.Fprintf(w, "    curl -s '%s%s'\n", b.base, strings.ReplaceAll(p, "{account}", b.account))
 		}
 	}

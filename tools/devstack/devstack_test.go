@@ -147,6 +147,7 @@ func TestMakeRunServesTheMesh(t *testing.T) {
 	resp.Body.Close()
 
 	exportThroughRunner(t, <-stack, base, firstTaker, first)
+	notificationsThroughTheEdge(t, base, firstTaker, first, deadline)
 }
 
 // eventually polls cond until it holds, or fails the test at deadline.

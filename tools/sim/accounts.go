@@ -1,10 +1,13 @@
 package sim
 
 import (
+	"crypto/ed25519"
 	"math"
 	"math/rand/v2"
 	"sort"
 	"strconv"
+
+	"github.com/tidemark/tidemark/platform/events"
 )
 
 // Account is a simulated subaccount and the wallet that owns it.
@@ -34,6 +37,7 @@ type population struct {
 	makers      []int               // actor indexes of market makers
 	authIndex   map[string][]int    // authority -> its actors
 	authorities []string            // in creation order
+	wallets     map[string][32]byte // authority or delegate -> the ed25519 seed of its key
 	referees    map[string][]string // referrer authority -> referred authorities
 	fillers     []string            // keeper bots that fill orders
 	liquidators []string
@@ -93,6 +97,15 @@ func pubkey(rng *rand.Rand) string {
 	return base58(b[:])
 }
 
+// wallet draws a wallet: an ed25519 key from 32 drawn bytes (the draws pubkey makes), so that
+// requests of the simulated wallets can be signed; it returns the address and the key's seed.
+func wallet(rng *rand.Rand) (string, [32]byte) {
+	var seed [32]byte
+	fill(rng, seed[:])
+	pub := ed25519.NewKeyFromSeed(seed[:]).Public().(ed25519.PublicKey)
+	return events.EncodeBase58(pub), seed
+}
+
 // signature draws an 88-character base58 transaction signature. One is drawn for every transaction,
 // so rather than encoding 64 random bytes it draws the digits: a first digit of 2..4 and 87 free
 // ones make a number in [2*58^87, 5*58^87), inside [2^510, 2^512), so the string still decodes to 64
@@ -122,9 +135,10 @@ func fill(rng *rand.Rand, b []byte) {
 
 func newPopulation(seed uint64, authorities int) *population {
 	rng := newRand(seed, streamAccounts, 0)
-	p := &population{authIndex: map[string][]int{}, referees: map[string][]string{}}
+	p := &population{authIndex: map[string][]int{}, referees: map[string][]string{}, wallets: map[string][32]byte{}}
 	for a := 0; a < authorities; a++ {
-		auth := pubkey(rng)
+		auth, seed := wallet(rng)
+		p.wallets[auth] = seed
 		p.authorities = append(p.authorities, auth)
 		subs := 1
 		if rng.Float64() < 0.35 {
@@ -137,7 +151,9 @@ func newPopulation(seed uint64, authorities int) *population {
 		}
 		delegate := ""
 		if rng.Float64() < 0.1 {
-			delegate = pubkey(rng)
+			var seed [32]byte
+			delegate, seed = wallet(rng)
+			p.wallets[delegate] = seed
 		}
 		// Activity is heavy-tailed: a few wallets trade most of the volume.
 		weight := math.Exp(1.2 * rng.NormFloat64())

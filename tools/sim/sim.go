@@ -24,6 +24,7 @@ package sim
 
 import (
 	"cmp"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"math"
@@ -154,6 +155,20 @@ func (s *Simulator) Accounts() []Account {
 	}
 	return out
 }
+
+// WalletKey is the private key of a simulated wallet, an authority or a delegate: the simulator's
+// wallets are ed25519 keys derived from its seed, so that the requests of make run's wallets can be
+// signed (the signing tool, tools/cmd/notifysign). ok is false for an address that is no wallet of it.
+func (s *Simulator) WalletKey(address string) (key ed25519.PrivateKey, ok bool) {
+	seed, ok := s.pop.wallets[address]
+	if !ok {
+		return nil, false
+	}
+	return ed25519.NewKeyFromSeed(seed[:]), true
+}
+
+// Authorities lists the simulated wallets that own accounts, in a stable order.
+func (s *Simulator) Authorities() []string { return slices.Clone(s.pop.authorities) }
 
 // Generate calls emit with every message whose event time lies in [from, to) (whole seconds), in
 // time order, each encoded with events.Encode. The first call on a Simulator starts with a NewUser
