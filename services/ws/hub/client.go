@@ -77,6 +77,9 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // gorilla answered the handshake's error
 	}
+	if tcp, ok := conn.NetConn().(*net.TCPConn); ok && h.cfg.SocketBuffer > 0 {
+		_ = tcp.SetWriteBuffer(h.cfg.SocketBuffer)
+	}
 	c := &Client{h: h, conn: conn, nc: conn.NetConn(), subs: map[string]*subscription{},
 		wake: make(chan struct{}, 1), readerDone: make(chan struct{}), writerDone: make(chan struct{}),
 		tokens: float64(h.cfg.MessageBurst), last: time.Now()}

@@ -42,6 +42,10 @@ type Config struct {
 	PongTimeout  time.Duration
 	// WriteTimeout bounds one write to a client's socket.
 	WriteTimeout time.Duration
+	// SocketBuffer is each connection's kernel send buffer: what a stalled client holds beyond its
+	// queue. Bounded, ten thousand connections cannot pin gigabytes of kernel memory, and a client
+	// that stops reading is found out after its queue, not after megabytes. Negative: the OS's.
+	SocketBuffer int
 	// ReplayWindow is how long a channel's messages are kept for clients that resume; ReplayMax
 	// caps how many per channel.
 	ReplayWindow time.Duration
@@ -59,6 +63,7 @@ const (
 	DefaultPingInterval     = 25 * time.Second
 	DefaultPongTimeout      = 10 * time.Second
 	DefaultWriteTimeout     = 10 * time.Second
+	DefaultSocketBuffer     = 128 << 10
 	DefaultReplayWindow     = 2 * time.Minute
 	DefaultReplayMax        = 10000
 )
@@ -72,6 +77,7 @@ func (c *Config) defaults() {
 	c.PingInterval = cmp.Or(c.PingInterval, DefaultPingInterval)
 	c.PongTimeout = cmp.Or(c.PongTimeout, DefaultPongTimeout)
 	c.WriteTimeout = cmp.Or(c.WriteTimeout, DefaultWriteTimeout)
+	c.SocketBuffer = cmp.Or(c.SocketBuffer, DefaultSocketBuffer)
 	c.ReplayWindow = cmp.Or(c.ReplayWindow, DefaultReplayWindow)
 	c.ReplayMax = cmp.Or(c.ReplayMax, DefaultReplayMax)
 }

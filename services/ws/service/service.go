@@ -68,6 +68,7 @@ func (c *Config) RegisterEnv(e *app.Env) {
 	c.Hub.PongTimeout = e.Duration("WS_PONG_TIMEOUT", hub.DefaultPongTimeout)
 	c.Hub.ReplayWindow = e.Duration("WS_REPLAY_WINDOW", hub.DefaultReplayWindow)
 	c.Hub.ReplayMax = e.Int("WS_REPLAY_MAX", hub.DefaultReplayMax)
+	c.Hub.SocketBuffer = e.Int("WS_SOCKET_BUFFER", hub.DefaultSocketBuffer)
 }
 
 // Validate reports every value out of range, naming its variable.
@@ -88,6 +89,7 @@ func (c Config) Validate() error {
 		{"WS_MESSAGE_RATE", int(c.Hub.MessageRate), 1, 100000},
 		{"WS_MESSAGE_BURST", c.Hub.MessageBurst, 1, 100000},
 		{"WS_REPLAY_MAX", c.Hub.ReplayMax, 1, 10_000_000},
+		{"WS_SOCKET_BUFFER", c.Hub.SocketBuffer, 4096, 64 << 20},
 	}
 	for _, i := range ints {
 		if i.v < i.l || i.v > i.h {

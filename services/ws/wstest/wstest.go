@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -164,11 +163,21 @@ type Msg struct {
 	Trades      json.RawMessage `json:"trades"`
 }
 
-// Conn is a test client.
+// Conn is a test client. Its first read starts a goroutine that reads every frame into a queue, so
+// that waiting for a message with a timeout does not break the connection (a gorilla read that times
+// out does).
 type Conn struct {
 	*websocket.Conn
-	tb testing.TB
-	v  *asyncapitest.Validator
+	tb   testing.TB
+	v    *asyncapitest.Validator
+	once sync.Once
+	msgs chan frameOrErr
+}
+
+type frameOrErr struct {
+	typ int
+	b   []byte
+	err error
 }
 
 // Dial connects to an edge's /ws.
@@ -190,7 +199,7 @@ func DialWith(tb testing.TB, url string, d *websocket.Dialer) *Conn {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { c.Close() })
-	return &Conn{Conn: c, tb: tb, v: v}
+	return &Conn{Conn: c, tb: tb, v: v, msgs: make(chan frameOrErr, 1<<14)}
 }
 
 // Send writes v as a JSON text frame (a string is sent as is).
@@ -219,24 +228,52 @@ func (c *Conn) Next() Msg {
 	return m
 }
 
+func (c *Conn) frame(d time.Duration) (frameOrErr, bool) {
+	c.once.Do(func() {
+		go func() {
+			for {
+				typ, b, err := c.ReadMessage()
+				c.msgs <- frameOrErr{typ, b, err}
+				if err != nil {
+					return
+				}
+			}
+		}()
+	})
+	select {
+	case f := <-c.msgs:
+		if f.err != nil {
+			c.msgs <- f // every later read sees the end too
+		}
+		return f, true
+	case <-time.After(d):
+		return frameOrErr{}, false
+	}
+}
+
+// ErrQuiet is Read's error when nothing arrived in time.
+var ErrQuiet = errors.New("no message in time")
+
 // Read reads the next message within d, validating it.
 func (c *Conn) Read(d time.Duration) (Msg, error) {
-	_ = c.SetReadDeadline(time.Now().Add(d))
-	typ, b, err := c.ReadMessage()
-	if err != nil {
-		return Msg{}, err
+	f, ok := c.frame(d)
+	if !ok {
+		return Msg{}, ErrQuiet
 	}
-	if typ != websocket.TextMessage {
-		return Msg{}, fmt.Errorf("a frame of type %d, want text", typ)
+	if f.err != nil {
+		return Msg{}, f.err
 	}
-	if err := c.v.Validate(b); err != nil {
+	if f.typ != websocket.TextMessage {
+		return Msg{}, fmt.Errorf("a frame of type %d, want text", f.typ)
+	}
+	if err := c.v.Validate(f.b); err != nil {
 		c.tb.Errorf("against api/asyncapi.yaml: %v", err)
 	}
 	var m Msg
-	if err := json.Unmarshal(b, &m); err != nil {
+	if err := json.Unmarshal(f.b, &m); err != nil {
 		return Msg{}, err
 	}
-	m.Raw = b
+	m.Raw = f.b
 	return m, nil
 }
 
@@ -253,26 +290,26 @@ func (c *Conn) Expect(typ, channel string) Msg {
 // Quiet asserts nothing arrives for d.
 func (c *Conn) Quiet(d time.Duration) {
 	c.tb.Helper()
-	if m, err := c.Read(d); err == nil {
-		c.tb.Fatalf("got %s, want nothing", m.Raw)
+	if m, err := c.Read(d); !errors.Is(err, ErrQuiet) {
+		c.tb.Fatalf("got %s (%v), want nothing", m.Raw, err)
 	}
 }
 
 // CloseCode reads until the connection ends and returns the close code (0: closed without one).
 func (c *Conn) CloseCode(d time.Duration) (int, string) {
 	c.tb.Helper()
-	_ = c.SetReadDeadline(time.Now().Add(d))
+	deadline := time.Now().Add(d)
 	for {
-		if _, _, err := c.ReadMessage(); err != nil {
+		f, ok := c.frame(time.Until(deadline))
+		if !ok {
+			c.tb.Fatalf("still open after %s", d)
+		}
+		if f.err != nil {
 			var ce *websocket.CloseError
-			if errors.As(err, &ce) {
+			if errors.As(f.err, &ce) {
 				return ce.Code, ce.Text
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				c.tb.Fatalf("still open after %s", d)
-			}
-			return 0, err.Error()
+			return 0, f.err.Error()
 		}
 	}
 }
