@@ -169,7 +169,7 @@ var userOperations = []struct {
 
 func TestPathSet(t *testing.T) {
 	doc := mustLoad(t)
-	want := []string{"/openapi.json"}
+	want := []string{"/openapi.json", "/ws"}
 	for _, op := range marketOperations {
 		want = append(want, op.path)
 	}

@@ -3,6 +3,7 @@ module github.com/tidemark/tidemark/tools
 go 1.26.8
 
 require (
+	github.com/gorilla/websocket v1.5.3
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/segmentio/kafka-go v0.4.51
@@ -10,6 +11,7 @@ require (
 	github.com/tidemark/tidemark/platform v0.0.0
 	github.com/tidemark/tidemark/services/market v0.0.0
 	github.com/tidemark/tidemark/services/user v0.0.0
+	github.com/tidemark/tidemark/services/ws v0.0.0
 )
 
 require (
@@ -118,4 +120,5 @@ replace (
 	github.com/tidemark/tidemark/platform => ../platform
 	github.com/tidemark/tidemark/services/market => ../services/market
 	github.com/tidemark/tidemark/services/user => ../services/user
+	github.com/tidemark/tidemark/services/ws => ../services/ws
 )

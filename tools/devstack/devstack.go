@@ -30,6 +30,7 @@ import (
 	"github.com/tidemark/tidemark/platform/telemetry"
 	market "github.com/tidemark/tidemark/services/market/service"
 	user "github.com/tidemark/tidemark/services/user/service"
+	wsservice "github.com/tidemark/tidemark/services/ws/service"
 )
 
 // Options configure the stack; zero values take the defaults.
@@ -161,6 +162,7 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}
 	// Created up front, so that consumers join without waiting for auto-creation.
+	topics = append(topics, wsservice.Topics()...)
 	if err := kafka.EnsureTopics(ctx, kc.Brokers, partitions, topics...); err != nil {
 		return err
 	}
@@ -188,6 +190,12 @@ func Run(ctx context.Context, o Options) error {
 		})
 	}
 
+	ws, err := startEdge(&g, kc, internalURLs, o.Registry, log)
+	if err != nil {
+		return err
+	}
+	upstreams[wsservice.Name] = ws.public
+
 	edgeLn, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return fmt.Errorf("edge router on %s: %w", o.Addr, err)
@@ -202,7 +210,8 @@ func Run(ctx context.Context, o Options) error {
 	}
 	upstreams["exports"] = exports.url
 	// In a cluster, downloads are presigned S3 URLs; only the dev stack serves files itself.
-	router, err := NewRouter(append(Routes(instances), Route{Prefix: downloadsPrefix + "/", Service: "exports"}), upstreams, log)
+	routes := append(Routes(instances), edgeRoutes()...)
+	router, err := NewRouter(append(routes, Route{Prefix: downloadsPrefix + "/", Service: "exports"}), upstreams, log)
 	if err != nil {
 		return err
 	}
@@ -212,7 +221,7 @@ func Run(ctx context.Context, o Options) error {
 	simulator := newSimulator(o)
 	g.Add("simulator", func(ctx context.Context) error {
 		printBanner(o.Out, banner{base: base, pg: pgURL, brokers: broker.Brokers(), internal: internalURLs,
-			instances: instances, account: simulator.Accounts()[0].User, fileTypes: sources})
+			instances: instances, account: simulator.Accounts()[0].User, fileTypes: sources, ws: ws})
 		if o.Ready != nil {
 			o.Ready <- base
 		}
@@ -279,6 +288,7 @@ type banner struct {
 	instances []*kit.Instance
 	account   string // a simulated account, for the examples
 	fileTypes map[v1alpha1.FileType]string
+	ws        edge
 }
 
 func printBanner(w io.Writer, b banner) {
@@ -289,6 +299,12 @@ func printBanner(w io.Writer, b banner) {
 		for _, p := range examples[inst.Name()] {
 			fmt.Fprintf(w, "    curl -s '%s%s'\n", b.base, strings.ReplaceAll(p, "{account}", b.account))
 		}
+	}
+	fmt.Fprintf(w, "\n  %s  %s (internal: %s/metrics, %s/readyz)\n", wsservice.Name, strings.Join(wsservice.Prefixes(), " "),
+		b.ws.internal, b.ws.internal)
+	wsURL := "ws" + strings.TrimPrefix(b.base, "http") + wsservice.Path
+	for _, m := range wsExamples {
+		fmt.Fprintf(w, "    websocat '%s'  then send  %s\n", wsURL, m)
 	}
 	types := make([]string, 0, len(b.fileTypes))
 	for ft := range b.fileTypes {

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -31,6 +32,14 @@ var upgrader = websocket.Upgrader{
 	ReadBufferSize:  512,
 	WriteBufferPool: &sync.Pool{},
 	CheckOrigin:     func(*http.Request) bool { return true },
+	// A failed handshake is answered in the API's error envelope, like every other error.
+	Error: func(w http.ResponseWriter, _ *http.Request, status int, reason error) {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Header().Set("Sec-Websocket-Version", "13")
+		w.WriteHeader(status)
+		b, _ := json.Marshal(map[string]any{"success": false, "message": "websocket handshake: " + reason.Error()})
+		_, _ = w.Write(b)
+	},
 }
 
 // Client is one connection: its reader parses requests and manages subscriptions, its writer alone
