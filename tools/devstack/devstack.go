@@ -162,7 +162,11 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}
 	// Created up front, so that consumers join without waiting for auto-creation.
-	topics = append(topics, wsservice.Topics()...)
+	for _, t := range wsservice.Topics() {
+		if !slices.Contains(topics, t) {
+			topics = append(topics, t)
+		}
+	}
 	if err := kafka.EnsureTopics(ctx, kc.Brokers, partitions, topics...); err != nil {
 		return err
 	}
