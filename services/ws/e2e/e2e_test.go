@@ -39,6 +39,16 @@ func TestCandlesFromTheMarketService(t *testing.T) {
 	t0 := kittest.DefaultNow.Unix() - 300 // recent: the market publishes changes of the last 15 minutes
 	bucket := t0 - t0%60
 	s.Ingest(t, kittest.Encode(t, events.TopicFills, kittest.Fill(kittest.SOLPerp, bucket+1, 1, 150_000_000, 1_000_000_000, 149_500_000))...)
+	// The edge starts after the market published that fill's changes (one per resolution): they are
+	// in the snapshot, not in what the edge reads.
+	wstest.Eventually(t, 30*time.Second, "the first fill's candle changes published", func() bool {
+		ends, err := s.Kafka.EndOffsets(ctx, events.TopicEdgeCandles)
+		var n int64
+		for _, off := range ends[events.TopicEdgeCandles] {
+			n += off
+		}
+		return err == nil && n == int64(len(market.Resolutions()))
+	})
 	e := wstest.Start(t, s.Kafka, service.Config{MarketURL: s.InternalServer(t, "market").URL}, true)
 
 	c := wstest.Dial(t, e.URL)

@@ -42,25 +42,35 @@ var upgrader = websocket.Upgrader{
 	},
 }
 
-// Client is one connection: its reader parses requests and manages subscriptions, its writer alone
-// writes to the socket, from a bounded queue.
+// Client is one connection. Its reader goroutine parses requests and manages subscriptions; its
+// queue is written by one writer at a time: a worker of its shard while writes complete at once, or a
+// goroutine of its own while the client is slow to read, so that a slow client never holds up the
+// others and an idle one costs no goroutine.
 type Client struct {
-	h    *Hub
-	conn *websocket.Conn
-	nc   net.Conn
+	h     *Hub
+	conn  *websocket.Conn
+	nc    net.Conn
+	shard *shard
 
 	subs map[string]*subscription // the reader's alone
 
-	mu      sync.Mutex
-	queue   []*frame
-	head    int
-	closing bool
-	closeF  *frame // the close frame to send; nil: just drop the connection
-	abort   bool   // overflowed: the queue is dropped and a blocked write cut short
-	wake    chan struct{}
+	mu        sync.Mutex
+	queue     []*frame
+	head      int
+	closing   bool
+	closeF    *frame // the close frame to send; nil: just drop the connection
+	abort     bool   // overflowed: the queue is dropped and a blocked write cut short
+	scheduled bool   // in its shard's ready list, or being written by a worker
+	slow      bool   // a goroutine of its own writes it
+	finished  bool   // finish has started
+	ping      bool   // a ping is due
+	lastPing  time.Time
+	pending   net.Buffers // bytes of a write that timed out, to send before anything else
+	pendingF  []*frame    // the frames those bytes finish
 
 	readerDone chan struct{}
 	writerDone chan struct{}
+	doneOnce   sync.Once
 
 	tokens float64
 	last   time.Time
@@ -89,9 +99,9 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if tcp, ok := conn.NetConn().(*net.TCPConn); ok && h.cfg.SocketBuffer > 0 {
 		_ = tcp.SetWriteBuffer(h.cfg.SocketBuffer)
 	}
-	c := &Client{h: h, conn: conn, nc: conn.NetConn(), subs: map[string]*subscription{},
-		wake: make(chan struct{}, 1), readerDone: make(chan struct{}), writerDone: make(chan struct{}),
-		tokens: float64(h.cfg.MessageBurst), last: time.Now()}
+	c := &Client{h: h, conn: conn, nc: conn.NetConn(), subs: map[string]*subscription{}, shard: h.nextShard(),
+		readerDone: make(chan struct{}), writerDone: make(chan struct{}),
+		tokens: float64(h.cfg.MessageBurst), last: time.Now(), lastPing: time.Now()}
 	h.clientsMu.Lock()
 	if h.closing {
 		h.clientsMu.Unlock()
@@ -100,9 +110,8 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.clients[c] = struct{}{}
 		h.clientsMu.Unlock()
 	}
-	h.clientsWG.Add(2)
+	h.clientsWG.Add(1)
 	h.m.connections.Inc()
-	go c.write()
 	go c.read()
 }
 
@@ -117,37 +126,50 @@ func (c *Client) enqueue(f *frame) {
 		c.closing, c.abort = true, true
 		c.closeF = closeFrame(ClosePolicy, fmt.Sprintf("queue overflow: more than %d messages waiting, read faster", c.h.cfg.QueueSize))
 		c.queue, c.head = nil, 0
-		c.mu.Unlock()
 		c.h.m.overflows.Inc()
 		// A write blocked on a client that does not read returns at once.
 		_ = c.nc.SetWriteDeadline(time.Now())
-		c.signal()
+		c.scheduleLocked()
 		return
 	}
 	c.queue = append(c.queue, f)
-	c.mu.Unlock()
-	c.signal()
+	c.scheduleLocked()
 }
 
-func (c *Client) signal() {
-	select {
-	case c.wake <- struct{}{}:
-	default:
+// scheduleLocked hands the client to a writer, and unlocks c.mu.
+func (c *Client) scheduleLocked() {
+	if c.scheduled || c.slow || c.finished {
+		c.mu.Unlock()
+		return
 	}
+	c.scheduled = true
+	c.mu.Unlock()
+	c.shard.push(c)
 }
 
 // close asks the writer to send a close frame (code 0: none) after what is queued, and end.
 func (c *Client) close(code int, reason string) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.closing {
+		c.mu.Unlock()
 		return
 	}
 	c.closing = true
 	if code != 0 {
 		c.closeF = closeFrame(code, reason)
 	}
-	c.signal()
+	c.scheduleLocked()
+}
+
+// dueForPing queues a ping when the last one is PingInterval old.
+func (c *Client) dueForPing(now time.Time) {
+	c.mu.Lock()
+	if c.closing || now.Sub(c.lastPing) < c.h.cfg.PingInterval {
+		c.mu.Unlock()
+		return
+	}
+	c.lastPing, c.ping = now, true
+	c.scheduleLocked()
 }
 
 // purge takes back the queued frames of ch.
@@ -167,87 +189,150 @@ func (c *Client) purge(ch *channel) {
 // warmWait is how long a subscription made while the replica starts waits for its snapshots.
 const warmWait = 5 * time.Second
 
-// maxBatch bounds one write: enough frames to amortise the system call, few enough that one slow
-// write does not hold many.
+// maxBatch bounds one write: enough frames to amortise the system call, few enough that one client
+// does not keep a worker long.
 const (
 	maxBatchFrames = 128
 	maxBatchBytes  = 256 << 10
 )
 
-func (c *Client) write() {
-	defer c.h.clientsWG.Done()
-	defer close(c.writerDone)
-	ticker := time.NewTicker(c.h.cfg.PingInterval)
-	defer ticker.Stop()
-	var (
-		frames []*frame
-		bufs   net.Buffers
-		ping   bool
-	)
+// fastWrite is how long a shard worker waits on one socket: a client whose socket does not take a
+// batch at once gets a goroutine of its own (slow) until its queue drains.
+const fastWrite = 20 * time.Millisecond
+
+// shard is a set of clients written by one worker goroutine.
+type shard struct {
+	mu    sync.Mutex
+	ready []*Client
+	wake  chan struct{}
+}
+
+func (s *shard) push(c *Client) {
+	s.mu.Lock()
+	s.ready = append(s.ready, c)
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run writes the ready clients, one batch each in turn, until stop is closed.
+func (s *shard) run(stop <-chan struct{}) {
+	var batch []*Client
 	for {
-		select {
-		case <-c.wake:
-		case <-ticker.C:
-			ping = true
-		}
-		for {
-			frames = frames[:0]
-			size := 0
-			c.mu.Lock()
-			for c.head < len(c.queue) && len(frames) < maxBatchFrames && size < maxBatchBytes {
-				f := c.queue[c.head]
-				c.queue[c.head] = nil
-				c.head++
-				frames = append(frames, f)
-				size += len(f.data)
-			}
-			if c.head == len(c.queue) {
-				// Drained: let a burst's backing array go rather than hold it while idle.
-				if cap(c.queue) > 64 {
-					c.queue = nil
-				} else {
-					c.queue = c.queue[:0]
-				}
-				c.head = 0
-			}
-			closing, closeF, abort, drained := c.closing, c.closeF, c.abort, c.head == len(c.queue)
-			c.mu.Unlock()
-			if abort {
-				frames = frames[:0]
-			}
-			if ping {
-				frames = append(frames, pingFrame)
-				ping = false
-			}
-			if len(frames) > 0 && !abort {
-				bufs = bufs[:0]
-				for _, f := range frames {
-					bufs = append(bufs, f.data)
-				}
-				if err := c.writeBatch(bufs, frames); err != nil {
-					c.drop()
-					return
-				}
-			}
-			if closing && (drained || abort) {
-				c.finish(closeF)
+		s.mu.Lock()
+		batch, s.ready = s.ready, batch[:0]
+		s.mu.Unlock()
+		if len(batch) == 0 {
+			select {
+			case <-s.wake:
+				continue
+			case <-stop:
 				return
 			}
-			if drained {
-				break
-			}
+		}
+		for i, c := range batch {
+			c.service()
+			batch[i] = nil
 		}
 	}
 }
 
-// writeBatch writes frames with one system call and counts them.
-func (c *Client) writeBatch(bufs net.Buffers, frames []*frame) error {
-	_ = c.nc.SetWriteDeadline(time.Now().Add(c.h.cfg.WriteTimeout))
-	n, err := bufs.WriteTo(c.nc)
-	c.h.m.bytes.Add(float64(n))
-	if err != nil {
-		return err
+// take removes the next batch from the queue.
+func (c *Client) take(frames []*frame) (_ []*frame, closing bool, closeF *frame, abort, ping, drained bool) {
+	size := 0
+	for c.head < len(c.queue) && len(frames) < maxBatchFrames && size < maxBatchBytes {
+		f := c.queue[c.head]
+		c.queue[c.head] = nil
+		c.head++
+		frames = append(frames, f)
+		size += len(f.data)
 	}
+	if c.head == len(c.queue) {
+		// Drained: let a burst's backing array go rather than hold it while idle.
+		if cap(c.queue) > 64 {
+			c.queue = nil
+		} else {
+			c.queue = c.queue[:0]
+		}
+		c.head = 0
+	}
+	ping, c.ping = c.ping, false
+	return frames, c.closing, c.closeF, c.abort, ping, c.head == len(c.queue)
+}
+
+// service writes one batch of a scheduled client, from a shard worker.
+func (c *Client) service() {
+	c.mu.Lock()
+	frames, closing, closeF, abort, ping, drained := c.take(make([]*frame, 0, 16))
+	pending, pendingF := c.pending, c.pendingF
+	c.pending, c.pendingF = nil, nil
+	c.mu.Unlock()
+	if abort {
+		c.startFinish(closeF)
+		return
+	}
+	if ping {
+		frames = append(frames, pingFrame)
+	}
+	if len(frames) > 0 || len(pending) > 0 {
+		bufs := pending
+		for _, f := range frames {
+			bufs = append(bufs, f.data)
+		}
+		done, err := c.writeFrames(bufs, append(pendingF, frames...), fastWrite)
+		var ne net.Error
+		switch {
+		case err != nil && errors.As(err, &ne) && ne.Timeout():
+			// The socket is full: a goroutine of its own finishes the write and the queue.
+			c.mu.Lock()
+			c.pending, c.pendingF = done.rest, done.frames
+			c.slow, c.scheduled = true, false
+			c.mu.Unlock()
+			go c.writeSlow()
+			return
+		case err != nil:
+			c.drop()
+			return
+		}
+	}
+	c.mu.Lock()
+	if closing && (drained || abort) {
+		c.mu.Unlock()
+		c.startFinish(closeF)
+		return
+	}
+	if c.head < len(c.queue) || c.ping {
+		c.mu.Unlock()
+		c.shard.push(c) // still scheduled: more after the others of the shard had their turn
+		return
+	}
+	c.scheduled = false
+	c.mu.Unlock()
+}
+
+// unwritten is what a write that timed out left.
+type unwritten struct {
+	rest   net.Buffers
+	frames []*frame
+}
+
+// writeFrames writes bufs, the bytes of frames one for one (the first possibly a frame's rest), with
+// one system call; on a timeout it returns what is left. Written frames are counted.
+func (c *Client) writeFrames(bufs net.Buffers, frames []*frame, timeout time.Duration) (unwritten, error) {
+	_ = c.nc.SetWriteDeadline(time.Now().Add(timeout))
+	n, err := bufs.WriteTo(c.nc) // leaves in bufs what it did not write, one element per frame
+	c.h.m.bytes.Add(float64(n))
+	written := len(frames) - len(bufs)
+	c.count(frames[:written])
+	if err != nil {
+		return unwritten{rest: bufs, frames: frames[written:]}, err
+	}
+	return unwritten{}, nil
+}
+
+func (c *Client) count(frames []*frame) {
 	now := time.Now()
 	sent := 0
 	for _, f := range frames {
@@ -260,7 +345,65 @@ func (c *Client) writeBatch(bufs net.Buffers, frames []*frame) error {
 		}
 	}
 	c.h.m.sent.Add(float64(sent))
-	return nil
+}
+
+// writeSlow writes a client that cannot keep up with the shard's pace, with blocking writes of up to
+// WriteTimeout, until its queue is empty; then the shard has it back.
+func (c *Client) writeSlow() {
+	for {
+		c.mu.Lock()
+		frames, closing, closeF, abort, ping, drained := c.take(nil)
+		pending, pendingF := c.pending, c.pendingF
+		c.pending, c.pendingF = nil, nil
+		if !abort && !closing && len(frames) == 0 && len(pending) == 0 && !ping {
+			c.slow = false
+			c.mu.Unlock()
+			return
+		}
+		c.mu.Unlock()
+		if abort {
+			c.startFinish(closeF)
+			return
+		}
+		if ping {
+			frames = append(frames, pingFrame)
+		}
+		bufs := pending
+		for _, f := range frames {
+			bufs = append(bufs, f.data)
+		}
+		if len(bufs) > 0 {
+			if _, err := c.writeFrames(bufs, append(pendingF, frames...), c.h.cfg.WriteTimeout); err != nil {
+				c.mu.Lock()
+				aborted := c.abort
+				closeF = c.closeF
+				c.mu.Unlock()
+				if aborted {
+					c.startFinish(closeF)
+				} else {
+					c.drop()
+				}
+				return
+			}
+		}
+		if closing && drained {
+			c.startFinish(closeF)
+			return
+		}
+	}
+}
+
+// startFinish ends the connection from a goroutine of its own: a close frame, the client's answer,
+// then the socket closed.
+func (c *Client) startFinish(closeF *frame) {
+	c.mu.Lock()
+	if c.finished {
+		c.mu.Unlock()
+		return
+	}
+	c.finished = true
+	c.mu.Unlock()
+	go c.finish(closeF)
 }
 
 // finish sends the close frame, waits for the client's (the reader sees it) and drops the connection.
@@ -279,10 +422,11 @@ func (c *Client) finish(closeF *frame) {
 
 func (c *Client) drop() {
 	c.mu.Lock()
-	c.closing = true
+	c.closing, c.finished = true, true
 	c.queue, c.head = nil, 0
 	c.mu.Unlock()
 	_ = c.nc.Close()
+	c.doneOnce.Do(func() { close(c.writerDone) })
 }
 
 // read runs the connection's requests until it ends, then takes its subscriptions back.

@@ -6,10 +6,12 @@ package hub
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -103,6 +105,9 @@ type Hub struct {
 	warmed     chan struct{}
 	warmedOnce sync.Once
 
+	shards    []*shard
+	shardNext atomic.Uint32
+
 	clientsMu sync.Mutex
 	clients   map[*Client]struct{}
 	closing   bool
@@ -120,11 +125,50 @@ func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) *Hub {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Hub{
+	h := &Hub{
 		cfg: cfg, logger: logger, m: newMetrics(reg), now: time.Now,
 		channels: map[string]*channel{}, symbols: map[string]struct{}{},
 		parts: map[string]map[int]*partition{}, deleted: map[string]ws.Position{},
 		clients: map[*Client]struct{}{}, warmed: make(chan struct{}),
+	}
+	// A worker per core, and one more: writes are system calls, and one may wait on a socket for up
+	// to fastWrite.
+	for range runtime.GOMAXPROCS(0) + 1 {
+		h.shards = append(h.shards, &shard{wake: make(chan struct{}, 1)})
+	}
+	return h
+}
+
+func (h *Hub) nextShard() *shard {
+	return h.shards[int(h.shardNext.Add(1))%len(h.shards)]
+}
+
+// Run runs the shards' writers and the pings until ctx ends.
+func (h *Hub) Run(ctx context.Context) error {
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, s := range h.shards {
+		wg.Go(func() { s.run(stop) })
+	}
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			close(stop)
+			wg.Wait()
+			return nil
+		case now := <-t.C:
+			h.clientsMu.Lock()
+			clients := make([]*Client, 0, len(h.clients))
+			for c := range h.clients {
+				clients = append(clients, c)
+			}
+			h.clientsMu.Unlock()
+			for _, c := range clients {
+				c.dueForPing(now)
+			}
+		}
 	}
 }
 

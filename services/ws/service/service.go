@@ -223,10 +223,15 @@ func (e *Edge) Run(ctx context.Context) error {
 			}
 		}
 	})
+	// The hub's writers outlive the group's context: they write the 1001 close frames.
+	hubCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))
+	hubDone := make(chan error, 1)
+	go func() { hubDone <- e.hub.Run(hubCtx) }()
 	g.Add("clients", func(ctx context.Context) error {
 		<-ctx.Done()
 		e.hub.CloseAll(hub.CloseGoingAway, "server shutting down: reconnect", e.deps.ShutdownTimeout)
-		return nil
+		stopHub()
+		return <-hubDone
 	})
 	return g.Run(ctx)
 }
