@@ -37,6 +37,7 @@ type Reader struct {
 	mu      sync.Mutex
 	started bool
 	err     error
+	stopped []string // partitions whose reader ended while the edge runs
 	ready   chan struct{}
 }
 
@@ -56,6 +57,9 @@ func (r *Reader) Started() <-chan struct{} { return r.ready }
 func (r *Reader) Ready() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if len(r.stopped) > 0 {
+		return fmt.Errorf("edge topics: no longer reading %s", strings.Join(r.stopped, ", "))
+	}
 	if r.started {
 		return nil
 	}
@@ -116,7 +120,12 @@ func (r *Reader) read(ctx context.Context, topic string, partition int, rd *kafk
 		m, err := rd.FetchMessage(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
+				// kafka-go retries what can be retried; what it returns ends the partition, and the
+				// replica reports not ready so that it is replaced rather than serving a stale channel.
 				r.logger.Error("edge partition stopped", "topic", topic, "partition", partition, "err", err)
+				r.mu.Lock()
+				r.stopped = append(r.stopped, fmt.Sprintf("%s/%d", topic, partition))
+				r.mu.Unlock()
 			}
 			return
 		}

@@ -548,7 +548,8 @@ func (h *Hub) Channels() int {
 	return len(h.channels)
 }
 
-// sortedSubs is a stable order for tests and logs.
+// sortedNames are the names of subs in a stable order, so that an unsubscribe from everything
+// acknowledges and purges the same way every time.
 func sortedNames(subs map[string]*subscription) []string {
 	names := make([]string, 0, len(subs))
 	for n := range subs {
