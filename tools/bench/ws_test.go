@@ -53,6 +53,10 @@ const (
 // same run, a bare broadcast of the same bytes to the same number of sockets without the protocol.
 func BenchmarkWebSocketFanout(b *testing.B) {
 	raiseFileLimit(b, wsConns+4096)
+	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
+		// Latency on a shared 2-core machine is mostly the other processes' load: say what it was.
+		b.Logf("load average at start: %s", strings.TrimSpace(string(load)))
+	}
 	for range b.N {
 		kc := benchEdgeBroker(b)
 		symbols := make([]string, wsCandleChans)
@@ -115,12 +119,22 @@ func BenchmarkWebSocketFanout(b *testing.B) {
 				break
 			}
 		}
-		// The saturation figure: the most delivered in a step that kept up.
+		// The saturation figure: the most delivered in a step that kept up; and the most delivered
+		// within the latency target.
 		best := steps[0]
-		for _, s := range steps {
-			if s.delivered > best.delivered && s.overflows == 0 {
+		var fast *step
+		for i, s := range steps {
+			if s.delivered > best.delivered && s.overflows == 0 && s.delivered >= 0.9*s.offered {
 				best = s
 			}
+			if s.p99 < 0.1 && s.overflows == 0 && (fast == nil || s.delivered > fast.delivered) {
+				fast = &steps[i]
+			}
+		}
+		if fast != nil {
+			b.Logf("within the latency target: %.0f messages/s delivered with p50 %.1f ms, p99 %.1f ms", fast.delivered, fast.p50*1000, fast.p99*1000)
+		} else {
+			b.Logf("within the latency target: no step had a p99 under 100 ms")
 		}
 		cancel()
 		<-done
