@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -205,6 +206,10 @@ type shard struct {
 	mu    sync.Mutex
 	ready []*Client
 	wake  chan struct{}
+
+	// The worker's scratch space, reused for every batch it writes.
+	frames []*frame
+	bufs   net.Buffers
 }
 
 func (s *shard) push(c *Client) {
@@ -233,7 +238,7 @@ func (s *shard) run(stop <-chan struct{}) {
 			}
 		}
 		for i, c := range batch {
-			c.service()
+			c.service(s)
 			batch[i] = nil
 		}
 	}
@@ -262,10 +267,10 @@ func (c *Client) take(frames []*frame) (_ []*frame, closing bool, closeF *frame,
 	return frames, c.closing, c.closeF, c.abort, ping, c.head == len(c.queue)
 }
 
-// service writes one batch of a scheduled client, from a shard worker.
-func (c *Client) service() {
+// service writes one batch of a scheduled client, from the worker of shard s.
+func (c *Client) service(s *shard) {
 	c.mu.Lock()
-	frames, closing, closeF, abort, ping, drained := c.take(make([]*frame, 0, 16))
+	frames, closing, closeF, abort, ping, drained := c.take(s.frames[:0])
 	pending, pendingF := c.pending, c.pendingF
 	c.pending, c.pendingF = nil, nil
 	c.mu.Unlock()
@@ -277,19 +282,32 @@ func (c *Client) service() {
 		frames = append(frames, pingFrame)
 	}
 	if len(frames) > 0 || len(pending) > 0 {
-		bufs := pending
+		bufs := append(s.bufs[:0], pending...)
 		for _, f := range frames {
 			bufs = append(bufs, f.data)
 		}
-		done, err := c.writeFrames(bufs, append(pendingF, frames...), fastWrite)
+		if len(pendingF) > 0 {
+			frames = append(pendingF, frames...)
+		}
+		done, err := c.writeFrames(bufs, frames, fastWrite)
+		var rest net.Buffers
+		var restF []*frame
+		if err != nil {
+			// Copies: the worker's scratch space is reused.
+			rest, restF = slices.Clone(done.rest), slices.Clone(done.frames)
+		}
+		clear(bufs)
+		clear(frames)
+		s.bufs, s.frames = bufs[:0], frames[:0]
 		var ne net.Error
 		switch {
 		case err != nil && errors.As(err, &ne) && ne.Timeout():
 			// The socket is full: a goroutine of its own finishes the write and the queue.
 			c.mu.Lock()
-			c.pending, c.pendingF = done.rest, done.frames
+			c.pending, c.pendingF = rest, restF
 			c.slow, c.scheduled = true, false
 			c.mu.Unlock()
+			c.h.m.slow.Inc()
 			go c.writeSlow()
 			return
 		case err != nil:

@@ -18,6 +18,7 @@ type metrics struct {
 	rejected      *prometheus.CounterVec
 	errors        prometheus.Counter
 	resumes       *prometheus.CounterVec
+	slow          prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -45,6 +46,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "ws_request_errors_total", Help: "Client messages answered with an error."})),
 		resumes: telemetry.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ws_resumes_total", Help: "Subscriptions with since: replayed, or answered with an init (too old)."}, []string{"result"})),
+		slow: telemetry.Register(reg, prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ws_slow_writes_total", Help: "Writes that found a client's socket full: the client got a writer of its own until its queue drained."})),
 	}
 	for _, t := range ws.ChannelTypes() {
 		m.subscriptions.WithLabelValues(string(t))

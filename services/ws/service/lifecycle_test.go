@@ -383,3 +383,72 @@ func mustRead(t *testing.T, resp *http.Response) string {
 		}
 	}
 }
+
+// TestSteadySlowReader: a client that reads, but slower than messages come, has its writes cut short
+// by its full socket and finished by a writer of its own; it still gets every message whole and in
+// order, and is not disconnected while its queue has room.
+func TestSteadySlowReader(t *testing.T) {
+	kc := wstest.Broker(t, 1)
+	cfg := snapshots{pricing: []wstest.KV{wstest.Pricing(solPerp, 0, "1", 1)}}.serve(t)
+	cfg.Hub.SocketBuffer = 8 << 10
+	e := wstest.Start(t, kc, cfg, true)
+	dialer := *websocket.DefaultDialer
+	dialer.NetDial = func(network, addr string) (net.Conn, error) {
+		conn, err := net.Dial(network, addr)
+		if err == nil {
+			_ = conn.(*net.TCPConn).SetReadBuffer(64 << 10)
+		}
+		return conn, err
+	}
+	c, resp, err := dialer.Dial(e.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	defer c.Close()
+	if err := c.WriteMessage(websocket.TextMessage, []byte(`{"type":"subscribe","channelType":"pricing"}`)); err != nil {
+		t.Fatal(err)
+	}
+	const n = 200
+	p := wstest.NewProducer(t, kc)
+	pad := strings.Repeat("s", 6000) // frames larger than the socket holds: writes end mid-frame
+	kvs := make([]wstest.KV, n)
+	for i := range kvs {
+		kv := wstest.Pricing(solPerp, 0, fmt.Sprint(i), int64(i))
+		kv.Value.(map[string]any)["pad"] = pad
+		kvs[i] = kv
+	}
+	p.Produce(events.TopicEdgePricing, "pricing", kvs...)
+	next := 0
+	_ = c.SetReadDeadline(time.Now().Add(60 * time.Second))
+	for next < n {
+		_, b, err := c.ReadMessage()
+		if err != nil {
+			t.Fatalf("after %d updates: %v", next, err)
+		}
+		var m struct {
+			Type string `json:"type"`
+			Data []struct {
+				Price string `json:"price"`
+				Pad   string `json:"pad"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("a broken message after %d updates: %v", next, err)
+		}
+		if m.Type != "update" {
+			continue
+		}
+		if len(m.Data) != 1 || m.Data[0].Price != fmt.Sprint(next) || m.Data[0].Pad != pad {
+			t.Fatalf("update %d: %.80s", next, b)
+		}
+		next++
+		time.Sleep(2 * time.Millisecond) // slower than the messages come
+	}
+	if n := e.Metric(t, "ws_queue_overflows_total"); n != 0 {
+		t.Errorf("%v overflows", n)
+	}
+	if n := e.Metric(t, "ws_slow_writes_total"); n == 0 {
+		t.Error("no write found the socket full: the test did not reach the slow path")
+	}
+}
