@@ -270,14 +270,16 @@ func (c *Client) take(frames []*frame) (_ []*frame, closing bool, closeF *frame,
 // service writes one batch of a scheduled client, from the worker of shard s.
 func (c *Client) service(s *shard) {
 	c.mu.Lock()
-	frames, closing, closeF, abort, ping, drained := c.take(s.frames[:0])
+	frames, _, closeF, abort, ping, _ := c.take(s.frames[:0])
+	if abort {
+		c.mu.Unlock()
+		clear(frames)
+		c.startFinish(closeF) // finish completes a frame left half written before the close frame
+		return
+	}
 	pending, pendingF := c.pending, c.pendingF
 	c.pending, c.pendingF = nil, nil
 	c.mu.Unlock()
-	if abort {
-		c.startFinish(closeF)
-		return
-	}
 	if ping {
 		frames = append(frames, pingFrame)
 	}
@@ -315,8 +317,11 @@ func (c *Client) service(s *shard) {
 			return
 		}
 	}
+	// A close or an overflow may have come during the write (its schedule found this client
+	// scheduled): look again.
 	c.mu.Lock()
-	if closing && (drained || abort) {
+	if c.abort || (c.closing && c.head == len(c.queue)) {
+		closeF := c.closeF
 		c.mu.Unlock()
 		c.startFinish(closeF)
 		return
@@ -371,18 +376,19 @@ func (c *Client) writeSlow() {
 	for {
 		c.mu.Lock()
 		frames, closing, closeF, abort, ping, drained := c.take(nil)
+		if abort {
+			c.mu.Unlock()
+			c.startFinish(closeF)
+			return
+		}
 		pending, pendingF := c.pending, c.pendingF
 		c.pending, c.pendingF = nil, nil
-		if !abort && !closing && len(frames) == 0 && len(pending) == 0 && !ping {
+		if !closing && len(frames) == 0 && len(pending) == 0 && !ping {
 			c.slow = false
 			c.mu.Unlock()
 			return
 		}
 		c.mu.Unlock()
-		if abort {
-			c.startFinish(closeF)
-			return
-		}
 		if ping {
 			frames = append(frames, pingFrame)
 		}
@@ -391,10 +397,11 @@ func (c *Client) writeSlow() {
 			bufs = append(bufs, f.data)
 		}
 		if len(bufs) > 0 {
-			if _, err := c.writeFrames(bufs, append(pendingF, frames...), c.h.cfg.WriteTimeout); err != nil {
+			if done, err := c.writeFrames(bufs, append(pendingF, frames...), c.h.cfg.WriteTimeout); err != nil {
 				c.mu.Lock()
 				aborted := c.abort
 				closeF = c.closeF
+				c.pending = done.rest // a frame cut short is completed before the close frame
 				c.mu.Unlock()
 				if aborted {
 					c.startFinish(closeF)
@@ -425,10 +432,20 @@ func (c *Client) startFinish(closeF *frame) {
 }
 
 // finish sends the close frame, waits for the client's (the reader sees it) and drops the connection.
+// A frame a timed-out write left half sent is completed first: the close frame must start at a frame
+// boundary to be read as one.
 func (c *Client) finish(closeF *frame) {
+	c.mu.Lock()
+	var rest []byte
+	if len(c.pending) > 0 {
+		rest = c.pending[0]
+	}
+	c.pending, c.pendingF = nil, nil
+	c.mu.Unlock()
 	if closeF != nil {
 		_ = c.nc.SetWriteDeadline(time.Now().Add(time.Second))
-		if _, err := c.nc.Write(closeF.data); err == nil {
+		bufs := net.Buffers{rest, closeF.data}
+		if _, err := bufs.WriteTo(c.nc); err == nil {
 			select {
 			case <-c.readerDone:
 			case <-time.After(2 * time.Second):

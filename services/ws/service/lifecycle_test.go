@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -451,4 +452,75 @@ func TestSteadySlowReader(t *testing.T) {
 	if n := e.Metric(t, "ws_slow_writes_total"); n == 0 {
 		t.Error("no write found the socket full: the test did not reach the slow path")
 	}
+}
+
+// TestOverflowCloseReachesAReader: a client that reads, but far too slowly for a burst, overflows its
+// queue; the messages it reads are whole and in order up to the close frame, 1008 with the reason,
+// even when the overflow cut a write short.
+func TestOverflowCloseReachesAReader(t *testing.T) {
+	kc := wstest.Broker(t, 1)
+	cfg := snapshots{pricing: []wstest.KV{wstest.Pricing(solPerp, 0, "1", 1)}}.serve(t)
+	cfg.Hub.QueueSize = 64
+	cfg.Hub.SocketBuffer = 16 << 10
+	e := wstest.Start(t, kc, cfg, true)
+	dialer := *websocket.DefaultDialer
+	dialer.NetDial = func(network, addr string) (net.Conn, error) {
+		conn, err := net.Dial(network, addr)
+		if err == nil {
+			_ = conn.(*net.TCPConn).SetReadBuffer(16 << 10)
+		}
+		return conn, err
+	}
+	c, resp, err := dialer.Dial(e.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	defer c.Close()
+	if err := c.WriteMessage(websocket.TextMessage, []byte(`{"type":"subscribe","channelType":"pricing"}`)); err != nil {
+		t.Fatal(err)
+	}
+	p := wstest.NewProducer(t, kc)
+	pad := strings.Repeat("o", 5000)
+	kvs := make([]wstest.KV, 300)
+	for i := range kvs {
+		kv := wstest.Pricing(solPerp, 0, fmt.Sprint(i), int64(i))
+		kv.Value.(map[string]any)["pad"] = pad
+		kvs[i] = kv
+	}
+	p.Produce(events.TopicEdgePricing, "pricing", kvs...)
+	_ = c.SetReadDeadline(time.Now().Add(15 * time.Second))
+	next := 0
+	for {
+		_, b, err := c.ReadMessage()
+		if err != nil {
+			var ce *websocket.CloseError
+			if !errors.As(err, &ce) || ce.Code != websocket.ClosePolicyViolation || !strings.Contains(ce.Text, "queue overflow") {
+				t.Fatalf("after %d updates: %v, want close 1008 with the reason", next, err)
+			}
+			break
+		}
+		var m struct {
+			Type string `json:"type"`
+			Data []struct {
+				Price string `json:"price"`
+				Pad   string `json:"pad"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("a broken message after %d updates: %v", next, err)
+		}
+		if m.Type != "update" {
+			continue
+		}
+		if len(m.Data) != 1 || m.Data[0].Price != fmt.Sprint(next) || m.Data[0].Pad != pad {
+			t.Fatalf("update %d: %.80s", next, b)
+		}
+		next++
+		time.Sleep(5 * time.Millisecond)
+	}
+	if next >= len(kvs) {
+		t.Fatalf("all %d updates arrived: the queue never overflowed", next)
+	}
+	t.Logf("%d updates, then the close frame", next)
 }
