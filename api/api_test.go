@@ -245,7 +245,7 @@ func TestNotificationsOperations(t *testing.T) {
 
 func TestPathSet(t *testing.T) {
 	doc := mustLoad(t)
-	want := []string{"/openapi.json"}
+	want := []string{"/openapi.json", "/ws"}
 	for _, op := range marketOperations {
 		want = append(want, op.path)
 	}

@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/google/go-containerregistry v0.22.1
+	github.com/gorilla/websocket v1.5.3
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/segmentio/kafka-go v0.4.51
@@ -12,6 +13,7 @@ require (
 	github.com/tidemark/tidemark/services/market v0.0.0
 	github.com/tidemark/tidemark/services/notify v0.0.0
 	github.com/tidemark/tidemark/services/user v0.0.0
+	github.com/tidemark/tidemark/services/ws v0.0.0
 	gopkg.in/yaml.v3 v3.0.1
 )
 
@@ -124,4 +126,5 @@ replace (
 	github.com/tidemark/tidemark/services/market => ../services/market
 	github.com/tidemark/tidemark/services/notify => ../services/notify
 	github.com/tidemark/tidemark/services/user => ../services/user
+	github.com/tidemark/tidemark/services/ws => ../services/ws
 )

@@ -32,6 +32,7 @@ import (
 	market "github.com/tidemark/tidemark/services/market/service"
 	notify "github.com/tidemark/tidemark/services/notify/service"
 	user "github.com/tidemark/tidemark/services/user/service"
+	wsservice "github.com/tidemark/tidemark/services/ws/service"
 )
 
 // Options configure the stack; zero values take the defaults.
@@ -169,6 +170,11 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}
 	// Created up front, so that consumers join without waiting for auto-creation.
+	for _, t := range wsservice.Topics() {
+		if !slices.Contains(topics, t) {
+			topics = append(topics, t)
+		}
+	}
 	if err := kafka.EnsureTopics(ctx, kc.Brokers, partitions, topics...); err != nil {
 		return err
 	}
@@ -196,6 +202,12 @@ func Run(ctx context.Context, o Options) error {
 		})
 	}
 
+	ws, err := startEdge(&g, kc, internalURLs, o.Registry, log)
+	if err != nil {
+		return err
+	}
+	upstreams[wsservice.Name] = ws.public
+
 	edgeLn, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return fmt.Errorf("edge router on %s: %w", o.Addr, err)
@@ -220,7 +232,7 @@ func Run(ctx context.Context, o Options) error {
 	simulator := newSimulator(o)
 	g.Add("simulator", func(ctx context.Context) error {
 		printBanner(o.Out, banner{base: base, pg: pgURL, brokers: broker.Brokers(), internal: internalURLs,
-			instances: instances, account: simulator.Accounts()[0].User, seed: o.Seed, fileTypes: sources})
+			instances: instances, account: simulator.Accounts()[0].User, seed: o.Seed, fileTypes: sources, ws: ws})
 		if o.Ready != nil {
 			o.Ready <- base
 		}
@@ -288,6 +300,7 @@ type banner struct {
 	account   string // a simulated account, for the examples
 	seed      int64  // the simulator's, for the examples' commands
 	fileTypes map[v1alpha1.FileType]string
+	ws        edge
 }
 
 func printBanner(w io.Writer, b banner) {
@@ -302,6 +315,12 @@ func printBanner(w io.Writer, b banner) {
 			}
 			fmt.Fprintf(w, "    curl -s '%s%s'\n", b.base, strings.ReplaceAll(p, "{account}", b.account))
 		}
+	}
+	fmt.Fprintf(w, "\n  %s  %s (internal: %s/metrics, %s/readyz)\n", wsservice.Name, strings.Join(wsservice.Prefixes(), " "),
+		b.ws.internal, b.ws.internal)
+	wsURL := "ws" + strings.TrimPrefix(b.base, "http") + wsservice.Path
+	for _, m := range wsExamples {
+		fmt.Fprintf(w, "    websocat '%s'  then send  %s\n", wsURL, m)
 	}
 	types := make([]string, 0, len(b.fileTypes))
 	for ft := range b.fileTypes {

@@ -146,6 +146,7 @@ func TestMakeRunServesTheMesh(t *testing.T) {
 	}
 	resp.Body.Close()
 
+	liveCandlesThroughRouter(t, base, deadline)
 	exportThroughRunner(t, <-stack, base, firstTaker, first)
 	notificationsThroughTheEdge(t, base, firstTaker, first, deadline)
 }

@@ -34,19 +34,11 @@ func Table(services []kit.Service) []Route {
 			out = append(out, Route{Prefix: p, Service: svc.Name})
 		}
 	}
+	out = append(out, edgeRoutes()...)
 	if len(services) > 0 {
 		out = append(out, Route{Prefix: "/openapi.json", Service: services[0].Name, Exact: true})
 	}
 	return out
-}
-
-// Routes is Table for running instances.
-func Routes(services []*kit.Instance) []Route {
-	decls := make([]kit.Service, len(services))
-	for i, inst := range services {
-		decls[i] = kit.Service{Name: inst.Name(), Prefixes: inst.Prefixes()}
-	}
-	return Table(decls)
 }
 
 // Router is the edge: a reverse proxy choosing the upstream by path prefix.
