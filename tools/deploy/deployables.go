@@ -12,6 +12,7 @@ import (
 	"github.com/tidemark/tidemark/operator/settings"
 	"github.com/tidemark/tidemark/platform/app"
 	"github.com/tidemark/tidemark/platform/kit"
+	wsservice "github.com/tidemark/tidemark/services/ws/service"
 	"github.com/tidemark/tidemark/tools/devstack"
 )
 
@@ -32,6 +33,7 @@ var deployables = []Deployable{
 	{Name: "market", Main: "./services/market/cmd/market"},
 	{Name: "user", Main: "./services/user/cmd/user"},
 	{Name: "notify", Main: "./services/notify/cmd/notify"},
+	{Name: "ws", Main: "./services/ws/cmd/ws", Variables: wsservice.Variables},
 	{Name: "operator", Main: "./operator/cmd/operator", Variables: settings.Variables},
 }
 

@@ -32,6 +32,15 @@ var Managed = map[string]string{
 	"TIDEMARK_S3_PUBLIC_URL":  "`global.s3.publicURL`",
 	"TIDEMARK_S3_ACCESS_KEY":  "`global.s3.accessKey`, or `global.s3.existingSecret`",
 	"TIDEMARK_S3_SECRET_KEY":  "`global.s3.secretKey`, or `global.s3.existingSecret`",
+	"TIDEMARK_WS_MARKET_URL":  "the market deployable's internal port, when it is enabled",
+	"TIDEMARK_WS_STATS_URL":   "the stats deployable's internal port, when it is enabled",
+}
+
+// InternalURLs are the managed variables that hold another deployable's internal base URL, by the
+// deployable they name: a service that warms from another's internal routes finds it in the release.
+var InternalURLs = map[string]string{
+	"TIDEMARK_WS_MARKET_URL": "market",
+	"TIDEMARK_WS_STATS_URL":  "stats",
 }
 
 // Configurable are the variables of c that its values block sets through config, by name without
@@ -76,14 +85,15 @@ type meshComponent struct {
 }
 
 type meshFile struct {
-	Managed    map[string]string `yaml:"managed"`
-	Routes     []Route           `yaml:"routes"`
-	Components []meshComponent   `yaml:"components"`
+	Managed      map[string]string `yaml:"managed"`
+	InternalURLs map[string]string `yaml:"internalURLs"`
+	Routes       []Route           `yaml:"routes"`
+	Components   []meshComponent   `yaml:"components"`
 }
 
 // meshYAML is charts/tidemark/files/mesh.yaml: what the templates read of the deployables.
 func meshYAML(comps []Component) ([]byte, error) {
-	f := meshFile{Managed: Managed, Routes: Routes()}
+	f := meshFile{Managed: Managed, InternalURLs: InternalURLs, Routes: Routes()}
 	names := map[string]bool{}
 	for _, c := range comps {
 		names[c.Name] = true

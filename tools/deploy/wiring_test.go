@@ -56,9 +56,13 @@ func TestWiringRunsForReal(t *testing.T) {
 	ns := "wiring"
 	c.namespace(t, ns)
 
+	// The topics a platform team provisions: every protocol topic with its DLQ, and the edge topics.
 	var topics []string
-	for _, tp := range events.ProtocolTopics() {
-		topics = append(topics, tp, ingest.DLQTopic(tp))
+	for _, tp := range events.Topics() {
+		topics = append(topics, tp.Name)
+		if !tp.Edge() {
+			topics = append(topics, ingest.DLQTopic(tp.Name))
+		}
 	}
 	broker, err := kafka.StartEmbedded(ctx, kafka.EmbeddedOptions{Partitions: 3, Topics: topics})
 	if err != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/tidemark/tidemark/platform/httpapi"
 	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/telemetry"
+	"github.com/tidemark/tidemark/platform/version"
 	"github.com/tidemark/tidemark/services/ws"
 	"github.com/tidemark/tidemark/services/ws/edge"
 	"github.com/tidemark/tidemark/services/ws/hub"
@@ -239,6 +240,9 @@ func (e *Edge) Run(ctx context.Context) error {
 // Main runs an edge as the process' only service until SIGINT or SIGTERM, its configuration from the
 // environment; it exits 1 after printing the error that stopped it.
 func Main() {
+	if version.Handle(Name, os.Args[1:], os.Stdout) {
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := Run(ctx, app.NewEnv(app.EnvPrefix)); err != nil {

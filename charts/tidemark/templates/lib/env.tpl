@@ -1,6 +1,6 @@
 {{/* The container's environment: each TIDEMARK_* variable the deployable reads (its row of
 files/mesh.yaml), set from the chart's values when the chart manages it and from the block's
-config otherwise, then extraEnv. The context is (dict "root" $ "c" component "all" components). */}}
+config otherwise, then extraEnv. The context is (dict "root" $ "c" component "all" components "mesh" table). */}}
 {{- define "tidemark.lib.env" -}}
 {{- $root := .root -}}
 {{- $c := .c -}}
@@ -60,6 +60,16 @@ config otherwise, then extraEnv. The context is (dict "root" $ "c" component "al
 {{- end }}
 - name: TIDEMARK_EXPORT_SOURCES
   value: {{ join "," $sources | quote }}
+{{- end }}
+{{- range $var, $target := .mesh.internalURLs }}
+{{- if has $var $reads }}
+{{- range $o := $.all }}
+{{- if and (eq $o.name $target) $o.values.enabled }}
+- name: {{ $var }}
+  value: {{ printf "http://%s:%d" $o.fullname (int $o.values.ports.internal) | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- end }}
 {{- if has "TIDEMARK_S3_ENDPOINT" $reads }}
 - name: TIDEMARK_S3_ENDPOINT
