@@ -230,6 +230,20 @@ func (w *Warmer) Run(ctx context.Context) error {
 	}
 }
 
+// Refresh takes every snapshot again, once, and reports what failed; readiness is not affected, as
+// the edge has warmed and its topics keep it current. Snapshots only add what the edge has not seen
+// (a market it learned of from no message: one whose last trade predates its start, or whose history
+// was loaded after it), so taking them again never moves a channel back.
+func (w *Warmer) Refresh(ctx context.Context) error {
+	var errs []error
+	for _, s := range w.sources {
+		if err := w.take(ctx, s); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", s.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 func (w *Warmer) take(ctx context.Context, s Source) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()

@@ -193,6 +193,10 @@ func (e *Edge) Ready() error {
 // Hub is the edge's hub (tests count its connections and channels).
 func (e *Edge) Hub() *hub.Hub { return e.hub }
 
+// rewarmInterval is how often the snapshots are taken again once warmed: a market that trades
+// rarely is named by no message for long, and the edge learns of it from the next snapshot.
+const rewarmInterval = 30 * time.Second
+
 // Run reads the edge topics and warms the state until ctx ends, then closes every client with 1001
 // (going away) so that they reconnect to another replica.
 func (e *Edge) Run(ctx context.Context) error {
@@ -209,8 +213,18 @@ func (e *Edge) Run(ctx context.Context) error {
 		}
 		e.hub.SetWarmed()
 		e.logger.Info("edge warmed")
-		<-ctx.Done()
-		return nil
+		t := time.NewTicker(rewarmInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C:
+				if err := e.warmer.Refresh(ctx); err != nil && ctx.Err() == nil {
+					e.logger.Debug("snapshot refresh failed", "err", err)
+				}
+			}
+		}
 	})
 	g.Add("sweep", func(ctx context.Context) error {
 		t := time.NewTicker(time.Second)
