@@ -167,7 +167,7 @@ func exportThroughRunner(t *testing.T, ex devstack.Exports, base, account string
 	t.Helper()
 	jobs := ex.Jobs
 	market := "SOL-PERP"
-	job, err := jobs.Create(context.Background(), v1alpha1.ExportJobSpec{
+	job, err := jobs.Create(context.Background(), "", v1alpha1.ExportJobSpec{
 		Authority: "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin", FileType: "market-trades",
 		From: until - 3600, To: until, Market: &market,
 		UserPublicKeys: []v1alpha1.PublicKey{v1alpha1.PublicKey(account)},
