@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/tidemark/tidemark/operator/api/v1alpha1"
 	"github.com/tidemark/tidemark/operator/export"
 	"github.com/tidemark/tidemark/operator/local"
@@ -28,6 +31,7 @@ import (
 var pgServer *pglocal.Server
 
 func TestMain(m *testing.M) {
+	ctrllog.SetLogger(logr.Discard()) // the Kubernetes clients of the tests log nothing
 	code := pgtest.Main(m, &pgServer)
 	stopCluster()
 	os.Exit(code)

@@ -7,13 +7,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/jackc/pgx/v5"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/tidemark/tidemark/operator/api/v1alpha1"
 	"github.com/tidemark/tidemark/operator/export"
@@ -94,7 +97,7 @@ func Service(cfg Config) kit.Service {
 		Config:     &cfg,
 		Build: func(d kit.Deps) (kit.Parts, error) {
 			store := postgres.NewStore(d.Pool, d.Schema)
-			ex, err := cfg.exports()
+			ex, err := cfg.exports(d.Logger)
 			if err != nil {
 				return kit.Parts{}, err
 			}
@@ -110,10 +113,12 @@ func Service(cfg Config) kit.Service {
 }
 
 // exports are the configured ones, or the cluster's jobs and the S3 bucket.
-func (c Config) exports() (*Exports, error) {
+func (c Config) exports(logger *slog.Logger) (*Exports, error) {
 	if c.Exports != nil {
 		return c.Exports, nil
 	}
+	// The Kubernetes client logs through controller-runtime's process-wide logger.
+	ctrllog.SetLogger(logr.FromSlogHandler(logger.Handler()))
 	kube, err := ctrlconfig.GetConfig()
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client configuration: %w", err)
