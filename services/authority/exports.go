@@ -131,15 +131,16 @@ type Record struct {
 	DownloadURL    *string  `json:"downloadUrl"`
 }
 
-// Status is how the API reads a job's phase: a Ready job whose file's window has ended is expired
-// even before the operator deletes the file, and a cancelled job failed.
+// Status is how the API reads a job's phase: a Ready job whose file's window has ended (or has less
+// than a second left) is expired even before the operator deletes the file, and a cancelled job failed.
 func (e *Exports) Status(job *v1alpha1.ExportJob) string {
 	st := job.Status
 	switch st.Phase {
 	case v1alpha1.PhaseRunning:
 		return StatusRunning
 	case v1alpha1.PhaseReady:
-		if st.ExpiresAt != nil && !e.now().Before(st.ExpiresAt.Time) {
+		// A URL lives whole seconds: a window with less than one left is over for the client.
+		if st.ExpiresAt != nil && !e.now().Add(time.Second).Before(st.ExpiresAt.Time) {
 			return StatusExpired
 		}
 		return StatusReady
