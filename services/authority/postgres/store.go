@@ -102,17 +102,17 @@ func (s *Store) Foreign(ctx context.Context, auth string, keys []string) ([]stri
 	return out, nil
 }
 
-// pointsSQL selects, for the wallet $1, the accounts' series of the kinds $2 over the points from $3
-// (width $4, up to $5): a lateral read per account and kind, each a range of one index. Daily series
-// read the kept latest of each day; hourly ones the latest snapshot of each hour.
+// pointsSQL selects, for the wallet $1, the series of the kinds $2 over the points from $3 (width $4,
+// up to $5), as (kind, account, point, record). Hourly series are the latest snapshot of each hour,
+// read as one range of ts per kind for all the wallet's accounts (the last day is in one or two
+// partitions). Daily series read the kept latest of each day, a range of the primary key per account
+// and kind (accounts selects the wallet's accounts): the limit (no day has two rows) keeps each an
+// ordered range whatever the planner estimates of the table.
 func (s *Store) pointsSQL(hourly bool, accounts string) string {
 	if hourly {
-		return `SELECT k.kind, a.account, p.i, p.record FROM (` + accounts + `) a CROSS JOIN unnest($2::text[]) AS k(kind)
-			CROSS JOIN LATERAL (SELECT DISTINCT ON (i) (ts - $3) / $4 AS i, record FROM ` + s.raw + `
-			  WHERE authority = $1 AND kind = k.kind AND account = a.account AND ts >= $3 AND ts < $5 ORDER BY i, ts DESC) p`
+		return `SELECT DISTINCT ON (kind, account, i) kind, account, (ts - $3) / $4 AS i, record FROM ` + s.raw + `
+			WHERE authority = $1 AND kind = ANY($2) AND ts >= $3 AND ts < $5 ORDER BY kind, account, i, ts DESC`
 	}
-	// The limit (no day has two rows) makes each lateral read an ordered range of the primary key
-	// whatever the planner thinks of the table's size.
 	return `SELECT k.kind, a.account, (p.day - $3) / $4, p.record FROM (` + accounts + `) a CROSS JOIN unnest($2::text[]) AS k(kind)
 		CROSS JOIN LATERAL (SELECT day, record FROM ` + s.t.snapshotDays + `
 		  WHERE authority = $1 AND kind = k.kind AND account = a.account AND day >= $3 AND day < $5 ORDER BY day LIMIT ($5 - $3) / $4) p`

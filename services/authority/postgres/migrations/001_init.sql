@@ -59,14 +59,15 @@ CREATE TABLE lp_mint_redeem (
 CREATE INDEX lp_mint_redeem_authority_key ON lp_mint_redeem (authority, ts, tx_sig, tx_sig_index);
 
 -- Every snapshot of the wallet's accounts (kind trading, earn or vault), and the wallet's own
--- referral snapshots (account ''): record is the API's entry. Hourly series read it.
+-- referral snapshots (account ''): record is the API's entry. Hourly series read it, a range of ts
+-- of each kind for all the wallet's accounts at once.
 CREATE TABLE snapshots (
     authority text   NOT NULL,
     kind      text   NOT NULL,
     account   text   NOT NULL,
     ts        bigint NOT NULL,
     record    json   NOT NULL,
-    PRIMARY KEY (authority, kind, account, ts)
+    PRIMARY KEY (authority, kind, ts, account)
 ) PARTITION BY RANGE (ts);
 
 -- The latest snapshot of each account, kind and UTC day, kept as snapshots arrive: a daily series
