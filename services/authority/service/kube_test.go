@@ -5,7 +5,9 @@ import (
 	"encoding/csv"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/tidemark/tidemark/operator/api/v1alpha1"
 	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/platform/kit"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/platform/objstore"
 	"github.com/tidemark/tidemark/platform/objstore/miniotest"
@@ -37,6 +40,10 @@ func TestExportsInTheCluster(t *testing.T) {
 	c := cluster(t)
 	ns := c.namespace(t)
 	bucket := miniotest.NewBucket(t)
+	// In a cluster the bucket exists before the operator and the service; here the test makes it.
+	if _, err := objstore.NewS3(context.Background(), c.minio.Config(bucket)); err != nil {
+		t.Fatal(err)
+	}
 	// The service finds its cluster as in a pod: here through KUBECONFIG, as its ServiceAccount.
 	saKubeconfig := c.serviceAccount(t, ns)
 	t.Setenv("KUBECONFIG", saKubeconfig)
@@ -297,4 +304,24 @@ func deref[T any](p *T) any {
 		return nil
 	}
 	return *p
+}
+
+// The cluster's clients are opened by the first request that needs them, not by the declaration (which
+// tools/deploy builds without any cluster), and an export bucket that cannot be reached answers 503,
+// to be retried, rather than stopping the service.
+func TestClusterOpenedOnFirstUse(t *testing.T) {
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
+	if _, err := service.Service(service.Config{}).Build(kit.Deps{Schema: "authority"}); err != nil {
+		t.Fatalf("declaring the service without a cluster: %v", err)
+	}
+	c := cluster(t)
+	t.Setenv("KUBECONFIG", c.admin)
+	s := &stack{Stack: kittest.Start(t, pgServer, kittest.Options{}, service.Service(service.Config{MaxUnfinishedExports: 5,
+		Namespace: c.namespace(t), S3: objstore.S3Config{Endpoint: "127.0.0.1:1", Bucket: "nowhere", AccessKey: "k", SecretKey: "s"}}))}
+	seed(t, s)
+	for _, rec := range []*httptest.ResponseRecorder{s.Get(t, "/authority/"+wallet+"/exports"), s.post(t, "/authority/"+wallet+"/exports", body("trades", main))} {
+		if msg, _ := errorMessage(rec.Body.Bytes()); rec.Code != http.StatusServiceUnavailable || msg != "the export bucket is unavailable" {
+			t.Errorf("with the bucket away: %d %s", rec.Code, rec.Body)
+		}
+	}
 }

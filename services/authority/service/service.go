@@ -10,13 +10,10 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/jackc/pgx/v5"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/tidemark/tidemark/operator/api/v1alpha1"
 	"github.com/tidemark/tidemark/operator/export"
@@ -97,10 +94,7 @@ func Service(cfg Config) kit.Service {
 		Config:     &cfg,
 		Build: func(d kit.Deps) (kit.Parts, error) {
 			store := postgres.NewStore(d.Pool, d.Schema)
-			ex, err := cfg.exports(d.Logger)
-			if err != nil {
-				return kit.Parts{}, err
-			}
+			ex := cfg.exports(d.Logger)
 			exports := &authority.Exports{Jobs: ex.Jobs, Files: ex.Files, Store: store, MaxUnfinished: cfg.MaxUnfinishedExports,
 				Now: cfg.Clock}
 			return kit.Parts{
@@ -112,31 +106,13 @@ func Service(cfg Config) kit.Service {
 	}
 }
 
-// exports are the configured ones, or the cluster's jobs and the S3 bucket.
-func (c Config) exports(logger *slog.Logger) (*Exports, error) {
+// exports are the configured ones, or the cluster's jobs and the S3 bucket, opened on first use.
+func (c Config) exports(logger *slog.Logger) *Exports {
 	if c.Exports != nil {
-		return c.Exports, nil
+		return c.Exports
 	}
-	// The Kubernetes client logs through controller-runtime's process-wide logger.
-	ctrllog.SetLogger(logr.FromSlogHandler(logger.Handler()))
-	kube, err := ctrlconfig.GetConfig()
-	if err != nil {
-		return nil, fmt.Errorf("kubernetes client configuration: %w", err)
-	}
-	// Each export request costs an API call or two; the client's default rate would queue a burst of
-	// them behind each other.
-	kube.QPS, kube.Burst = 100, 200
-	jobs, err := KubeJobs(kube, c.Namespace)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	files, err := objstore.NewS3(ctx, c.S3)
-	if err != nil {
-		return nil, fmt.Errorf("export bucket: %w", err)
-	}
-	return &Exports{Jobs: jobs, Files: files}, nil
+	cl := &cluster{cfg: c, logger: logger}
+	return &Exports{Jobs: clusterJobs{cl}, Files: clusterFiles{cl}}
 }
 
 // KubeJobs keeps export jobs as ExportJobs in namespace of the cluster kube: an uncached client, so
