@@ -31,6 +31,7 @@ type Deployable struct {
 var deployables = []Deployable{
 	{Name: "market", Main: "./services/market/cmd/market"},
 	{Name: "user", Main: "./services/user/cmd/user"},
+	{Name: "authority", Main: "./services/authority/cmd/authority"},
 	{Name: "notify", Main: "./services/notify/cmd/notify"},
 	{Name: "operator", Main: "./operator/cmd/operator", Variables: settings.Variables},
 }

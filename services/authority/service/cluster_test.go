@@ -26,7 +26,6 @@ import (
 	"github.com/tidemark/tidemark/operator/api/v1alpha1"
 	"github.com/tidemark/tidemark/platform/objstore/miniotest"
 	"github.com/tidemark/tidemark/platform/testbed"
-	"github.com/tidemark/tidemark/services/authority/config"
 )
 
 // clusterEnv is a real kube-apiserver and etcd (envtest) with the ExportJob CRD and RBAC, a MinIO
@@ -142,16 +141,27 @@ func (c *clusterEnv) namespace(t *testing.T) string {
 	return ns.Name
 }
 
-// serviceAccount gives the service's ServiceAccount in ns its Role (config/role.yaml) and returns a
-// kubeconfig file that authenticates as it.
+// serviceAccount gives the service's ServiceAccount in ns the Role the chart gives it (the rules of
+// authority.rbac in charts/tidemark/values.yaml) and returns a kubeconfig file that authenticates as it.
 func (c *clusterEnv) serviceAccount(t *testing.T, ns string) string {
 	t.Helper()
 	ctx := context.Background()
-	var role rbacv1.Role
-	if err := yaml.UnmarshalStrict(config.Role, &role); err != nil {
-		t.Fatalf("config/role.yaml: %v", err)
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "charts", "tidemark", "values.yaml"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	role.Namespace = ns
+	var values struct {
+		Authority struct {
+			RBAC struct {
+				Create bool                `json:"create"`
+				Rules  []rbacv1.PolicyRule `json:"rules"`
+			} `json:"rbac"`
+		} `json:"authority"`
+	}
+	if err := yaml.Unmarshal(b, &values); err != nil || !values.Authority.RBAC.Create || len(values.Authority.RBAC.Rules) == 0 {
+		t.Fatalf("the chart's values give the authority no Role: %v %+v", err, values.Authority.RBAC)
+	}
+	role := rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tidemark-authority"}, Rules: values.Authority.RBAC.Rules}
 	if err := c.client.Create(ctx, &role); err != nil {
 		t.Fatalf("create the Role: %v", err)
 	}

@@ -31,9 +31,9 @@ import (
 )
 
 // TestExportsInTheCluster is the cluster's path end to end: the market, user and authority services,
-// the authority creating ExportJobs through the Kubernetes API as its ServiceAccount (the Role of
-// config/role.yaml, nothing more), the operator command running them into MinIO from each owning
-// service's internal port, and the API listing them ready with presigned URLs that download the
+// the authority creating ExportJobs through the Kubernetes API as its ServiceAccount (with the rules of
+// the chart's authority.rbac, nothing more), the operator command running them into MinIO from each
+// owning service's internal port, and the API listing them ready with presigned URLs that download the
 // files. One file type per owning service: market-trades (market), trades (user), if-stake-records
 // (authority). kubectl and the API list the same jobs.
 func TestExportsInTheCluster(t *testing.T) {
