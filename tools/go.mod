@@ -10,6 +10,7 @@ require (
 	github.com/segmentio/kafka-go v0.4.51
 	github.com/tidemark/tidemark/operator v0.0.0
 	github.com/tidemark/tidemark/platform v0.0.0
+	github.com/tidemark/tidemark/services/authority v0.0.0
 	github.com/tidemark/tidemark/services/market v0.0.0
 	github.com/tidemark/tidemark/services/notify v0.0.0
 	github.com/tidemark/tidemark/services/user v0.0.0
@@ -75,6 +76,7 @@ require (
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/rs/xid v1.6.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
+	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/tidemark/tidemark/api v0.0.0 // indirect
 	github.com/tinylib/msgp v1.6.4 // indirect
 	github.com/twmb/franz-go v1.22.2 // indirect
@@ -123,6 +125,7 @@ replace (
 	github.com/tidemark/tidemark/api => ../api
 	github.com/tidemark/tidemark/operator => ../operator
 	github.com/tidemark/tidemark/platform => ../platform
+	github.com/tidemark/tidemark/services/authority => ../services/authority
 	github.com/tidemark/tidemark/services/market => ../services/market
 	github.com/tidemark/tidemark/services/notify => ../services/notify
 	github.com/tidemark/tidemark/services/user => ../services/user

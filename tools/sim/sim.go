@@ -296,10 +296,15 @@ func (s *Simulator) newUsers(ts int64) []item {
 	rng := newRand(s.seed, streamNewUser, ts)
 	out := make([]item, 0, len(s.pop.actors))
 	for _, a := range s.pop.actors {
-		out = append(out, item{ts: ts, topic: events.TopicNewUsers, rec: &events.NewUser{
+		nu := &events.NewUser{
 			Ts: ts, TxSig: signature(rng), Slot: slotAt(ts), UserAuthority: a.Authority, User: a.User,
 			SubAccountID: a.SubAccountID, Name: a.Name, Referrer: a.Referrer, Delegate: a.Delegate,
-		}})
+		}
+		// The wallet's builder accounts ride on its first subaccount's record.
+		if a.SubAccountID == 0 {
+			nu.BuilderRevenueShareAccount, nu.RevenueShareEscrow = s.BuilderAccounts(a.Authority, ts)
+		}
+		out = append(out, item{ts: ts, topic: events.TopicNewUsers, rec: nu})
 	}
 	return out
 }
@@ -339,6 +344,7 @@ const (
 	streamVaults
 	streamParams
 	streamExpires
+	streamBuilders
 )
 
 // newRand returns a generator for one stream and bucket (minute, hour, account, ...).

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -409,4 +410,60 @@ func TestThirtyDayInvariants(t *testing.T) {
 			t.Error("no funding payments")
 		}
 	})
+}
+
+// Some wallets are builders, some others hold an escrow approving builders (a few none yet), and
+// the first subaccount's NewUser record of each carries them.
+func TestNewUsersCarryBuilderAccounts(t *testing.T) {
+	s := sim.New(sim.Config{Seed: 3, Authorities: 200})
+	msgs := generate(t, s, windowStart, windowStart.Add(time.Second))
+	builders := map[string]*events.BuilderAccount{}
+	escrows := map[string]*events.RevenueShareEscrow{}
+	for _, m := range msgs {
+		nu, ok := decode(t, m).(*events.NewUser)
+		if !ok {
+			continue
+		}
+		carries := nu.BuilderRevenueShareAccount != nil || nu.RevenueShareEscrow != nil
+		if carries && nu.SubAccountID != 0 {
+			t.Fatalf("subaccount %d of %s carries builder accounts", nu.SubAccountID, nu.UserAuthority)
+		}
+		if nu.BuilderRevenueShareAccount != nil {
+			builders[nu.UserAuthority] = nu.BuilderRevenueShareAccount
+		}
+		if nu.RevenueShareEscrow != nil {
+			escrows[nu.UserAuthority] = nu.RevenueShareEscrow
+		}
+		b, e := s.BuilderAccounts(nu.UserAuthority, nu.Ts)
+		if nu.SubAccountID == 0 && (!reflect.DeepEqual(b, nu.BuilderRevenueShareAccount) || !reflect.DeepEqual(e, nu.RevenueShareEscrow)) {
+			t.Fatalf("%s: the record carries %+v %+v, BuilderAccounts says %+v %+v", nu.UserAuthority,
+				nu.BuilderRevenueShareAccount, nu.RevenueShareEscrow, b, e)
+		}
+	}
+	if len(builders) < 2 || len(escrows) < 10 {
+		t.Fatalf("%d builders and %d escrows among 200 wallets", len(builders), len(escrows))
+	}
+	empty, approvals := 0, 0
+	for auth, e := range escrows {
+		if builders[auth] != nil {
+			t.Errorf("builder %s also has an escrow", auth)
+		}
+		if len(e.ApprovedBuilders) == 0 {
+			empty++
+		}
+		for _, a := range e.ApprovedBuilders {
+			approvals++
+			if builders[a.Authority] == nil || a.MaxFeeTenthBps <= 0 {
+				t.Errorf("%s approves %+v, which is no builder", auth, a)
+			}
+		}
+	}
+	if approvals == 0 || empty == len(escrows) {
+		t.Errorf("escrows approve nobody: %d approvals, %d empty", approvals, empty)
+	}
+	for _, b := range builders {
+		if r, err := b.TotalBuilderRewards.Int64(); err != nil || r <= 0 {
+			t.Errorf("builder rewards %q", b.TotalBuilderRewards)
+		}
+	}
 }
