@@ -433,18 +433,6 @@ func fetch(b *testing.B, u string) []byte {
 	return body
 }
 
-// waitFor polls cond until it holds, failing the benchmark with what after timeout.
-func waitFor(b *testing.B, timeout time.Duration, what string, cond func() bool) {
-	b.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			b.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // overviewSeries are the days the overview benchmark measures: AUTHORITY_BENCH_DAYS picks one.
 func overviewSeries() []int {
 	if d, err := strconv.Atoi(os.Getenv("AUTHORITY_BENCH_DAYS")); err == nil {

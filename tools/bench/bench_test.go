@@ -241,3 +241,15 @@ func (now pgCPU) since(then pgCPU) cpuTimes {
 	}
 	return d
 }
+
+// waitFor polls cond until it holds, failing the benchmark with what after timeout.
+func waitFor(b *testing.B, timeout time.Duration, what string, cond func() bool) {
+	b.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			b.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

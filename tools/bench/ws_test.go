@@ -607,7 +607,7 @@ func bareBroadcast(b *testing.B, symbols []string, frames map[string][]byte, bar
 		}
 	}()
 	cl := startLoad(b, ln.Addr().String(), "")
-	waitFor(b, "the bare server's connections", func() bool {
+	waitFor(b, 2*time.Minute, "the bare server's connections", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(conns) == wsConns
@@ -660,7 +660,7 @@ func bareBroadcast(b *testing.B, symbols []string, frames map[string][]byte, bar
 	}
 	wg.Wait()
 	sent := delivered.Load()
-	waitFor(b, "the bare broadcast delivered", func() bool { return cl.total()-n0 >= sent })
+	waitFor(b, 2*time.Minute, "the bare broadcast delivered", func() bool { return cl.total()-n0 >= sent })
 	rate := float64(cl.total()-n0) / time.Since(start).Seconds()
 	for _, c := range conns {
 		c.Close()
@@ -668,17 +668,6 @@ func bareBroadcast(b *testing.B, symbols []string, frames map[string][]byte, bar
 	cl.close()
 	b.Logf("bare broadcast, %d cycles of the mix a write: %.0f frames/s to %d sockets", bareCycles, rate, wsConns)
 	return rate
-}
-
-func waitFor(b *testing.B, what string, cond func() bool) {
-	b.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			b.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // hist is a histogram's cumulative bucket counts.
