@@ -1,0 +1,189 @@
+package amm
+
+import (
+	"encoding/binary"
+	"strconv"
+)
+
+// Window is the instants a query samples: start + i*Step for i in [0, Count).
+//
+// Step is max(Resolution, ceil((end-start)/samples)) seconds, and the instants are those of
+// [start, end] but never more than samples of them. Row i carries the market's state as of instant
+// t_i at the series' resolution: the state of the latest bucket that is complete at t_i (that ends
+// with t_i's second or before it), or, when that bucket has none, of the nearest bucket before it
+// with one. So a row never shows a state from after its timestamp, and shows the last state at or
+// before it but for those of the incomplete bucket's seconds (at most Resolution-1 of them).
+// Instants at which no bucket holding a state is complete yet (before the market's first state, or
+// within its first bucket) have no row.
+type Window struct {
+	Start int64
+	Step  uint64
+	Count int
+}
+
+// NewWindow plans the instants of [start, end] (start < end) in at most samples (>= 1) rows. end-start
+// may be any int64 difference: the arithmetic is unsigned.
+func NewWindow(start, end int64, samples int) Window {
+	span := uint64(end) - uint64(start)
+	step := span / uint64(samples)
+	if span%uint64(samples) != 0 {
+		step++
+	}
+	step = max(step, Resolution)
+	count := uint64(samples)
+	if n := span/step + 1; n < count {
+		count = n
+	}
+	return Window{Start: start, Step: step, Count: int(count)}
+}
+
+// At is instant i.
+func (w Window) At(i int) int64 { return int64(uint64(w.Start) + uint64(i)*w.Step) }
+
+// Until drops the instants after now: the state as of a time to come is not known yet.
+func (w Window) Until(now int64) Window {
+	if now < w.Start {
+		w.Count = 0
+		return w
+	}
+	if n := (uint64(now)-uint64(w.Start))/w.Step + 1; n < uint64(w.Count) {
+		w.Count = int(n)
+	}
+	return w
+}
+
+// completeBucket is the start of the latest bucket complete at t: the one whose last second is t or
+// before it.
+func completeBucket(t int64) int64 { return (floorDiv(t+1, Resolution) - 1) * Resolution }
+
+// Chunks is the range of chunk starts the window's instants read from (first > last when it has
+// none); the chunk before first carries the state into the window.
+func (w Window) Chunks() (first, last int64) {
+	if w.Count == 0 {
+		return 1, 0
+	}
+	return ChunkStart(completeBucket(w.At(0))), ChunkStart(completeBucket(w.At(w.Count - 1)))
+}
+
+// Sampler writes the rows of one series over a window from the rollup's chunks, fed in ascending
+// order of their start (the chunk before the window's first first, if any). It keeps only the last
+// present entry of what it was fed, so chunks may be read straight from the database's buffers.
+type Sampler struct {
+	w    Window
+	s    Series
+	r    Row
+	dst  []byte
+	i    int    // the next instant
+	last []byte // the latest present entry fed so far
+	has  bool
+	rows int
+	vals []int64
+}
+
+// NewSampler writes the rows of s over w after dst (an open JSON array).
+func NewSampler(w Window, s Series, dst []byte) *Sampler {
+	r := RowOf(s)
+	return &Sampler{w: w, s: s, r: r, dst: dst, last: make([]byte, r.width()), vals: make([]int64, s.Values())}
+}
+
+// RowBytes bounds the size of one row of s: a timestamp and values of up to 19 digits, a sign and a
+// point each.
+func RowBytes(s Series) int { return 24 + s.Values()*24 }
+
+// Chunk feeds the chunk starting at start.
+func (p *Sampler) Chunk(start int64, chunk []byte) {
+	if len(chunk) != p.r.ChunkSize() {
+		return // not of this row: the store's contract is broken; nothing to sample from it
+	}
+	w := p.r.width()
+	for ; p.i < p.w.Count; p.i++ {
+		t := p.w.At(p.i)
+		k := completeBucket(t)
+		if k >= start+ChunkSeconds {
+			break // this instant reads a later chunk
+		}
+		if k < start { // before the chunk: what was fed before it holds
+			p.emit(t, p.last, p.has)
+			continue
+		}
+		b := int((k - start) / Resolution)
+		for b >= 0 && !present(chunk, b) {
+			b--
+		}
+		if b >= 0 {
+			p.emit(t, entry(chunk, w, b), true)
+		} else {
+			p.emit(t, p.last, p.has)
+		}
+	}
+	for b := ChunkBuckets - 1; b >= 0; b-- {
+		if present(chunk, b) {
+			copy(p.last, entry(chunk, w, b))
+			p.has = true
+			break
+		}
+	}
+}
+
+// Finish writes the rows of the instants after the last chunk and returns dst with every row
+// appended (the array left open), and how many rows there are.
+func (p *Sampler) Finish() ([]byte, int) {
+	for ; p.i < p.w.Count; p.i++ {
+		p.emit(p.w.At(p.i), p.last, p.has)
+	}
+	return p.dst, p.rows
+}
+
+func (p *Sampler) emit(t int64, e []byte, ok bool) {
+	if !ok {
+		return // before the market's first state
+	}
+	if p.rows > 0 {
+		p.dst = append(p.dst, ',')
+	}
+	p.rows++
+	p.dst = append(p.dst, '[')
+	p.dst = strconv.AppendInt(p.dst, t, 10)
+	for j, d := range p.s.decimals() {
+		p.dst = append(p.dst, ',', '"')
+		p.dst = AppendDecimal(p.dst, int64(binary.LittleEndian.Uint64(e[8*j:])), d)
+		p.dst = append(p.dst, '"')
+	}
+	p.dst = append(p.dst, ']')
+}
+
+// pow10 are the powers of ten an int64 holds.
+var pow10 = func() [19]uint64 {
+	var p [19]uint64
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 10
+	}
+	return p
+}()
+
+// AppendDecimal appends v/10^decimals exactly, with decimals places (0 <= decimals <= 18): the
+// protocol's integers as the decimal numbers they stand for, without a float in between.
+// AppendDecimal(b, -1500000, 6) appends "-1.500000".
+func AppendDecimal(dst []byte, v int64, decimals int) []byte {
+	u := uint64(v)
+	if v < 0 {
+		dst = append(dst, '-')
+		u = -u // two's complement: exact for math.MinInt64 too
+	}
+	if decimals == 0 {
+		return strconv.AppendUint(dst, u, 10)
+	}
+	p := pow10[decimals]
+	dst = strconv.AppendUint(dst, u/p, 10)
+	dst = append(dst, '.')
+	frac := u % p
+	var buf [20]byte
+	i := len(buf)
+	for range decimals {
+		i--
+		buf[i] = byte('0' + frac%10)
+		frac /= 10
+	}
+	return append(dst, buf[i:]...)
+}
