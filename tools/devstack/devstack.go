@@ -29,6 +29,7 @@ import (
 	"github.com/tidemark/tidemark/platform/pg/pglocal"
 	"github.com/tidemark/tidemark/platform/telemetry"
 	market "github.com/tidemark/tidemark/services/market/service"
+	amm "github.com/tidemark/tidemark/services/amm/service"
 	user "github.com/tidemark/tidemark/services/user/service"
 )
 
@@ -84,15 +85,20 @@ func Services() []kit.Service {
 	return []kit.Service{
 		market.Service(market.Config{}),
 		user.Service(),
+		amm.Service(amm.Config{}),
 	}
 }
 
-// examples are a few paths of each service for the banner; {account} is a simulated account.
+// examples are a few paths of each service for the banner; {account} is a simulated account, {now}
+// the present and {dayAgo} a day before it (unix seconds).
 var examples = map[string][]string{
 	"market": {"/market/SOL-PERP/trades?limit=5", "/market/SOL-PERP/candles/60?limit=24", "/market/SOL-PERP/fundingRates",
 		"/market/TRUMP-WIN-2028-BET/predictions", "/market/USDC/deposits"},
 	"user": {"/user/{account}/trades", "/user/{account}/orders/perp?hasFill=true", "/user/{account}/positions",
 		"/user/{account}/fundingPayments", "/user/{account}/snapshots/trading?days=1"},
+	"amm": {"/amm/oraclePrice?marketName=SOL-PERP&start={dayAgo}&end={now}&samples=24",
+		"/amm/bidAskPrice?marketName=SOL-PERP&start={dayAgo}&end={now}&samples=12",
+		"/amm/position?marketName=BTC-PERP&start={dayAgo}&end={now}&samples=6"},
 }
 
 // Run starts everything and blocks until ctx ends, then stops it all in order.
@@ -286,8 +292,10 @@ func printBanner(w io.Writer, b banner) {
 	for _, inst := range b.instances {
 		fmt.Fprintf(w, "\n  %s  %s (internal: %s/metrics, %s/readyz)\n", inst.Name(), strings.Join(inst.Prefixes(), " "),
 			b.internal[inst.Name()], b.internal[inst.Name()])
+		now := time.Now().Unix()
+		vars := strings.NewReplacer("{account}", b.account, "{now}", fmt.Sprint(now), "{dayAgo}", fmt.Sprint(now-86400))
 		for _, p := range examples[inst.Name()] {
-			fmt.Fprintf(w, "    curl -s '%s%s'\n", b.base, strings.ReplaceAll(p, "{account}", b.account))
+			fmt.Fprintf(w, "    curl -s '%s%s'\n", b.base, vars.Replace(p))
 		}
 	}
 	types := make([]string, 0, len(b.fileTypes))
