@@ -8,6 +8,7 @@ require (
 	github.com/segmentio/kafka-go v0.4.51
 	github.com/tidemark/tidemark/operator v0.0.0
 	github.com/tidemark/tidemark/platform v0.0.0
+	github.com/tidemark/tidemark/services/amm v0.0.0
 	github.com/tidemark/tidemark/services/market v0.0.0
 	github.com/tidemark/tidemark/services/user v0.0.0
 )
@@ -116,6 +117,7 @@ replace (
 	github.com/tidemark/tidemark/api => ../api
 	github.com/tidemark/tidemark/operator => ../operator
 	github.com/tidemark/tidemark/platform => ../platform
+	github.com/tidemark/tidemark/services/amm => ../services/amm
 	github.com/tidemark/tidemark/services/market => ../services/market
 	github.com/tidemark/tidemark/services/user => ../services/user
 )

@@ -2,7 +2,6 @@ package amm
 
 import (
 	"encoding/binary"
-	"strconv"
 )
 
 // Window is the instants a query samples: start + i*Step for i in [0, Count).
@@ -143,7 +142,7 @@ func (p *Sampler) emit(t int64, e []byte, ok bool) {
 	}
 	p.rows++
 	p.dst = append(p.dst, '[')
-	p.dst = strconv.AppendInt(p.dst, t, 10)
+	p.dst = AppendDecimal(p.dst, t, 0)
 	for j, d := range p.s.decimals() {
 		p.dst = append(p.dst, ',', '"')
 		p.dst = AppendDecimal(p.dst, int64(binary.LittleEndian.Uint64(e[8*j:])), d)
@@ -152,38 +151,56 @@ func (p *Sampler) emit(t int64, e []byte, ok bool) {
 	p.dst = append(p.dst, ']')
 }
 
-// pow10 are the powers of ten an int64 holds.
-var pow10 = func() [19]uint64 {
-	var p [19]uint64
-	p[0] = 1
-	for i := 1; i < len(p); i++ {
-		p[i] = p[i-1] * 10
-	}
-	return p
-}()
+// digitPairs are "00" to "99": two digits per division halve the divisions of formatting.
+const digitPairs = "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849" +
+	"5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
 
 // AppendDecimal appends v/10^decimals exactly, with decimals places (0 <= decimals <= 18): the
 // protocol's integers as the decimal numbers they stand for, without a float in between.
-// AppendDecimal(b, -1500000, 6) appends "-1.500000".
+// AppendDecimal(b, -1500000, 6) appends "-1.500000". Formatting is most of an answer's own cost
+// (22,000 values in the largest), hence digits written backwards, two at a time, into one buffer.
 func AppendDecimal(dst []byte, v int64, decimals int) []byte {
+	var buf [24]byte
+	i := len(buf)
 	u := uint64(v)
 	if v < 0 {
-		dst = append(dst, '-')
 		u = -u // two's complement: exact for math.MinInt64 too
 	}
-	if decimals == 0 {
-		return strconv.AppendUint(dst, u, 10)
+	d := decimals
+	for ; d >= 2; d -= 2 {
+		q := u / 100
+		r := u - q*100
+		i -= 2
+		buf[i], buf[i+1] = digitPairs[2*r], digitPairs[2*r+1]
+		u = q
 	}
-	p := pow10[decimals]
-	dst = strconv.AppendUint(dst, u/p, 10)
-	dst = append(dst, '.')
-	frac := u % p
-	var buf [20]byte
-	i := len(buf)
-	for range decimals {
+	if d == 1 {
+		q := u / 10
 		i--
-		buf[i] = byte('0' + frac%10)
-		frac /= 10
+		buf[i] = byte('0' + u - q*10)
+		u = q
+	}
+	if decimals > 0 {
+		i--
+		buf[i] = '.'
+	}
+	for u >= 100 {
+		q := u / 100
+		r := u - q*100
+		i -= 2
+		buf[i], buf[i+1] = digitPairs[2*r], digitPairs[2*r+1]
+		u = q
+	}
+	if u >= 10 {
+		i -= 2
+		buf[i], buf[i+1] = digitPairs[2*u], digitPairs[2*u+1]
+	} else {
+		i--
+		buf[i] = byte('0' + u)
+	}
+	if v < 0 {
+		i--
+		buf[i] = '-'
 	}
 	return append(dst, buf[i:]...)
 }

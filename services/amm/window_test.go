@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/services/amm"
 )
 
@@ -264,3 +266,19 @@ func TestFoldKeepsTheHighestSlot(t *testing.T) {
 }
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
+
+func TestStateOfRefusesWhatAnInt64Cannot(t *testing.T) {
+	r := &events.MarketState{Ts: 1, Slot: 1, Symbol: "SOL-PERP", MarketType: events.MarketTypePerp,
+		OraclePrice: "9223372036854775807", BidPrice: "-9223372036854775808", AskPrice: "0", LongSpread: "1",
+		ShortSpread: "2", BaseAssetAmountWithAmm: "-3", OpenInterest: "4"}
+	st, err := amm.StateOf(r)
+	if err != nil || st.Oracle != math.MaxInt64 || st.Bid != math.MinInt64 || st.Position != -3 || st.OpenInterest != 4 {
+		t.Fatalf("%+v %v", st, err)
+	}
+	for _, bad := range []events.Amount{"9223372036854775808", "-9223372036854775809", "99999999999999999999", "1.5", "", "-"} {
+		r.OpenInterest = bad
+		if _, err := amm.StateOf(r); err == nil || !strings.Contains(err.Error(), "openInterest") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
