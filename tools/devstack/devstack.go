@@ -28,8 +28,8 @@ import (
 	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/platform/pg/pglocal"
 	"github.com/tidemark/tidemark/platform/telemetry"
-	market "github.com/tidemark/tidemark/services/market/service"
 	amm "github.com/tidemark/tidemark/services/amm/service"
+	market "github.com/tidemark/tidemark/services/market/service"
 	user "github.com/tidemark/tidemark/services/user/service"
 )
 
