@@ -21,7 +21,7 @@ import (
 const (
 	ChunkBuckets = 180
 	ChunkSeconds = ChunkBuckets * Resolution
-	bitmapBytes  = (ChunkBuckets + 7) / 8
+	BitmapBytes  = (ChunkBuckets + 7) / 8
 )
 
 // Row is one of the rollup rows of a chunk: SlotsRow, or the row of a Series (RowOf).
@@ -44,8 +44,11 @@ func (r Row) width() int {
 	return 8 * Series(r-1).Values()
 }
 
+// EntrySize is the size in bytes of one entry of row r.
+func (r Row) EntrySize() int { return r.width() }
+
 // ChunkSize is the size in bytes of a chunk of row r.
-func (r Row) ChunkSize() int { return bitmapBytes + ChunkBuckets*r.width() }
+func (r Row) ChunkSize() int { return BitmapBytes + ChunkBuckets*r.width() }
 
 // ChunkStart is the start of the chunk holding unix time ts.
 func ChunkStart(ts int64) int64 { return floorDiv(ts, ChunkSeconds) * ChunkSeconds }
@@ -63,7 +66,7 @@ func present(chunk []byte, b int) bool { return chunk[b>>3]&(1<<(b&7)) != 0 }
 
 // entry is bucket b's entry in a chunk of width w.
 func entry(chunk []byte, w, b int) []byte {
-	off := bitmapBytes + b*w
+	off := BitmapBytes + b*w
 	return chunk[off : off+w]
 }
 

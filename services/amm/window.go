@@ -1,7 +1,9 @@
 package amm
 
 import (
+	"context"
 	"encoding/binary"
+	"fmt"
 )
 
 // Window is the instants a query samples: start + i*Step for i in [0, Count).
@@ -62,6 +64,97 @@ func (w Window) Chunks() (first, last int64) {
 		return 1, 0
 	}
 	return ChunkStart(completeBucket(w.At(0))), ChunkStart(completeBucket(w.At(w.Count - 1)))
+}
+
+// Sample appends the rows of series s of symbol over w to dst (an open JSON array), reading the rollup
+// through store, and returns dst and the number of rows. A window whose instants are many per
+// chunk reads the chunks it spans, each once; one whose instants are fewer than its chunks (a step
+// of about an hour or more, a window of a year and more at 11,000 samples) looks each instant's
+// entry up instead, so that no answer reads more than about one entry or one chunk per row.
+func Sample(ctx context.Context, store Store, symbol string, s Series, w Window, dst []byte) ([]byte, int, error) {
+	p := NewSampler(w, s, dst)
+	first, last := w.Chunks()
+	if first > last {
+		out, n := p.Finish()
+		return out, n, nil
+	}
+	var err error
+	if chunks := (last-first)/ChunkSeconds + 1; chunks*int64(RowOf(s).ChunkSize()) > int64(w.Count)*pointCost {
+		err = p.points(ctx, store, symbol)
+	} else {
+		err = store.Chunks(ctx, symbol, s, first, last, func(start int64, data []byte) error {
+			p.Chunk(start, data)
+			return nil
+		})
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	out, n := p.Finish()
+	return out, n, nil
+}
+
+// pointCost is what looking one entry up costs, in bytes of chunk read: an index probe each.
+const pointCost = 1024
+
+// SampleDense and SamplePoints are Sample with its reading forced, for tests.
+func SampleDense(ctx context.Context, store Store, symbol string, s Series, w Window, dst []byte) ([]byte, int, error) {
+	p := NewSampler(w, s, dst)
+	if first, last := w.Chunks(); first <= last {
+		err := store.Chunks(ctx, symbol, s, first, last, func(start int64, data []byte) error {
+			p.Chunk(start, data)
+			return nil
+		})
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	out, n := p.Finish()
+	return out, n, nil
+}
+
+// SamplePoints is Sample looking every instant's entry up.
+func SamplePoints(ctx context.Context, store Store, symbol string, s Series, w Window, dst []byte) ([]byte, int, error) {
+	p := NewSampler(w, s, dst)
+	if err := p.points(ctx, store, symbol); err != nil {
+		return nil, 0, err
+	}
+	out, n := p.Finish()
+	return out, n, nil
+}
+
+// points emits every instant's row from Store.Points.
+func (p *Sampler) points(ctx context.Context, store Store, symbol string) error {
+	buckets := make([]int64, p.w.Count)
+	for i := range buckets {
+		buckets[i] = completeBucket(p.w.At(i))
+	}
+	w := p.r.width()
+	err := store.Points(ctx, symbol, p.s, buckets, func(i int, start int64, data []byte, exact bool) error {
+		if exact {
+			if len(data) != w {
+				return fmt.Errorf("amm: entry of %d bytes, want %d", len(data), w)
+			}
+			p.emit(p.w.At(i), data, true)
+			return nil
+		}
+		if len(data) != p.r.ChunkSize() {
+			return fmt.Errorf("amm: chunk of %d bytes, want %d", len(data), p.r.ChunkSize())
+		}
+		b := ChunkBuckets - 1
+		if k := buckets[i]; k < start+ChunkSeconds {
+			b = int((k - start) / Resolution)
+		}
+		for b >= 0 && !present(data, b) {
+			b--
+		}
+		if b >= 0 {
+			p.emit(p.w.At(i), entry(data, w, b), true)
+		}
+		return nil
+	})
+	p.i = p.w.Count
+	return err
 }
 
 // Sampler writes the rows of one series over a window from the rollup's chunks, fed in ascending

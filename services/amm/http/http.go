@@ -102,17 +102,10 @@ func (h *handlers) series(s amm.Series) httpapi.Func {
 		w := amm.NewWindow(q.Start, q.End, q.Samples).Until(now)
 		body := httpapi.Scratch(ctx, 32+w.Count*amm.RowBytes(s))
 		body = append(body, `{"success":true,"data":[`...)
-		p := amm.NewSampler(w, s, body)
-		if first, last := w.Chunks(); first <= last {
-			err := h.store.Chunks(ctx, q.Market, s, first, last, func(start int64, data []byte) error {
-				p.Chunk(start, data)
-				return nil
-			})
-			if err != nil {
-				return nil, err
-			}
+		body, _, err = amm.Sample(ctx, h.store, q.Market, s, w, body)
+		if err != nil {
+			return nil, err
 		}
-		body, _ = p.Finish()
 		body = append(body, "]}"...)
 		cc := liveCache
 		if q.End < now-settle {

@@ -7,6 +7,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -35,6 +36,7 @@ type Store struct {
 	*markets.Catalogue
 	pool   *pgxpool.Pool
 	chunks string
+	points string
 }
 
 // NewStore reads schema through pool.
@@ -47,7 +49,51 @@ func NewStore(pool *pgxpool.Pool, schema string) *Store {
 		chunks: `(SELECT start, chunk FROM ` + rollup + ` WHERE symbol = $1 AND row = $2 AND start < $3 ORDER BY start DESC LIMIT 1)
 UNION ALL
 (SELECT start, chunk FROM ` + rollup + ` WHERE symbol = $1 AND row = $2 AND start >= $3 AND start <= $4 ORDER BY start)`,
+		// Per bucket (chunk start cs, bucket b): the latest chunk at or before cs that has a state at
+		// or before the bucket (get_bit numbers bits from the least significant of byte 0, as the
+		// bitmap does), and of it the bucket's entry when present, else the whole chunk.
+		points: `SELECT q.ord::int, c.start, c.start = q.cs AND get_bit(c.chunk, q.b) = 1 AS exact,
+  CASE WHEN c.start = q.cs AND get_bit(c.chunk, q.b) = 1 THEN substring(c.chunk FROM ` + strconv.Itoa(amm.BitmapBytes+1) + ` + q.b * $3 FOR $3) ELSE c.chunk END
+FROM unnest($4::bigint[], $5::int[]) WITH ORDINALITY AS q(cs, b, ord)
+CROSS JOIN LATERAL (
+  SELECT start, chunk FROM ` + rollup + `
+  WHERE symbol = $1 AND row = $2 AND start <= q.cs AND (start < q.cs
+    OR substring(chunk FROM 1 FOR q.b / 8) <> decode(repeat('00', q.b / 8), 'hex')
+    OR get_byte(chunk, q.b / 8) & ((2 << (q.b % 8)) - 1) <> 0)
+  ORDER BY start DESC LIMIT 1) c
+ORDER BY q.ord`,
 	}
+}
+
+// Points implements amm.Store.
+func (s *Store) Points(ctx context.Context, symbol string, series amm.Series, buckets []int64, fn func(i int, start int64, data []byte, exact bool) error) error {
+	cs, bs := make([]int64, len(buckets)), make([]int32, len(buckets))
+	for i, k := range buckets {
+		cs[i] = amm.ChunkStart(k)
+		bs[i] = int32((k - cs[i]) / amm.Resolution)
+	}
+	r := amm.RowOf(series)
+	rows, err := s.pool.Query(ctx, s.points, symbol, int16(r), int32(r.EntrySize()), cs, bs)
+	if err != nil {
+		return fmt.Errorf("read the rollup of %s: %w", symbol, err)
+	}
+	defer rows.Close()
+	var ord int32
+	var start int64
+	var exact bool
+	var data []byte
+	for rows.Next() {
+		if err := rows.Scan(&ord, &start, &exact, &data); err != nil {
+			return fmt.Errorf("read the rollup of %s: %w", symbol, err)
+		}
+		if err := fn(int(ord)-1, start, data, exact); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read the rollup of %s: %w", symbol, err)
+	}
+	return nil
 }
 
 var _ amm.Store = (*Store)(nil)

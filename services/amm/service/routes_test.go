@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/services/amm"
+	"github.com/tidemark/tidemark/services/amm/postgres"
 	"github.com/tidemark/tidemark/services/amm/service"
 )
 
@@ -208,4 +210,58 @@ func TestContract(t *testing.T) {
 		}
 	}
 	s.FuzzOperations(t, 1000, values)
+}
+
+// TestWideWindows: a window of instants fewer than its chunks looks each instant's entry up rather
+// than reading every chunk; both ways give the same rows, gaps of days and instants early in a chunk
+// whose states come late included, and the route answers a two-year window.
+func TestWideWindows(t *testing.T) {
+	s := start(t, service.Config{})
+	var states []*events.MarketState
+	first := hour - 700*86400
+	for d := int64(0); d < 700; d++ {
+		if d%7 == 3 || d%50 < 5 {
+			continue // gaps of a day, and of five
+		}
+		for _, off := range []int64{3500, 3590, 7300} { // late in one hour, early in the next
+			ts := first + d*86400 + off
+			states = append(states, mstate(solPerp, ts, slotAt(ts, 0), 100+d%40, d-350))
+		}
+	}
+	s.Ingest(t, encode(t, states...)...)
+	store := postgres.NewStore(s.Pool, "amm")
+	ctx := context.Background()
+	for _, c := range []struct {
+		start, end int64
+		samples    int
+	}{
+		{first - 86400, hour, 11000}, {first, hour, 997}, {first + 3000, first + 40*86400, 5000}, {first + 3599, first + 3599 + 86400*30, 30},
+	} {
+		w := amm.NewWindow(c.start, c.end, c.samples).Until(now.Unix())
+		for _, series := range amm.All {
+			dense, n, err := amm.SampleDense(ctx, store, "SOL-PERP", series, w, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			points, m, err := amm.SamplePoints(ctx, store, "SOL-PERP", series, w, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 || n != m || string(dense) != string(points) {
+				t.Fatalf("%s over %+v: %d rows read by chunks, %d looked up; differ at %d", series.Name(), c, n, m, firstDiff(dense, points))
+			}
+		}
+	}
+	if a := get(t, s, seriesPath("oraclePrice", "SOL-PERP", first, hour, 0)); len(a.Data) < 10_000 {
+		t.Errorf("two years: %d rows", len(a.Data))
+	}
+}
+
+func firstDiff(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
 }
