@@ -23,7 +23,9 @@ func BenchmarkSampler(b *testing.B) {
 		p := amm.NewSampler(w, amm.BidAsk, buf[:0])
 		for s := first; s <= last; s += amm.ChunkSeconds {
 			if c := chunks[s]; c != nil {
-				p.Chunk(s, c[amm.RowOf(amm.BidAsk)])
+				if err := p.Chunk(s, c[amm.RowOf(amm.BidAsk)]); err != nil {
+					b.Fatal(err)
+				}
 			}
 		}
 		if _, n := p.Finish(); n != 11_000 {

@@ -82,10 +82,7 @@ func Sample(ctx context.Context, store Store, symbol string, s Series, w Window,
 	if chunks := (last-first)/ChunkSeconds + 1; chunks*int64(RowOf(s).ChunkSize()) > int64(w.Count)*pointCost {
 		err = p.points(ctx, store, symbol)
 	} else {
-		err = store.Chunks(ctx, symbol, s, first, last, func(start int64, data []byte) error {
-			p.Chunk(start, data)
-			return nil
-		})
+		err = store.Chunks(ctx, symbol, s, first, last, p.Chunk)
 	}
 	if err != nil {
 		return nil, 0, err
@@ -101,10 +98,7 @@ const pointCost = 1024
 func SampleDense(ctx context.Context, store Store, symbol string, s Series, w Window, dst []byte) ([]byte, int, error) {
 	p := NewSampler(w, s, dst)
 	if first, last := w.Chunks(); first <= last {
-		err := store.Chunks(ctx, symbol, s, first, last, func(start int64, data []byte) error {
-			p.Chunk(start, data)
-			return nil
-		})
+		err := store.Chunks(ctx, symbol, s, first, last, p.Chunk)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -182,10 +176,11 @@ func NewSampler(w Window, s Series, dst []byte) *Sampler {
 // point each.
 func RowBytes(s Series) int { return 24 + s.Values()*24 }
 
-// Chunk feeds the chunk starting at start.
-func (p *Sampler) Chunk(start int64, chunk []byte) {
+// Chunk feeds the chunk starting at start; a chunk of another size than the row's is an error (the
+// store's contract is broken).
+func (p *Sampler) Chunk(start int64, chunk []byte) error {
 	if len(chunk) != p.r.ChunkSize() {
-		return // not of this row: the store's contract is broken; nothing to sample from it
+		return fmt.Errorf("amm: chunk at %d has %d bytes, want %d", start, len(chunk), p.r.ChunkSize())
 	}
 	w := p.r.width()
 	for ; p.i < p.w.Count; p.i++ {
@@ -215,6 +210,7 @@ func (p *Sampler) Chunk(start int64, chunk []byte) {
 			break
 		}
 	}
+	return nil
 }
 
 // Finish writes the rows of the instants after the last chunk and returns dst with every row

@@ -132,7 +132,9 @@ func sample(t *testing.T, chunks map[int64]map[amm.Row][]byte, s amm.Series, w a
 	}
 	for _, k := range starts {
 		if (k == carry || k >= first && k <= last) && chunks[k][amm.RowOf(s)] != nil {
-			p.Chunk(k, chunks[k][amm.RowOf(s)])
+			if err := p.Chunk(k, chunks[k][amm.RowOf(s)]); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	body, n := p.Finish()
