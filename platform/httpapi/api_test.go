@@ -467,3 +467,43 @@ func TestBareServerFailures(t *testing.T) {
 		})
 	}
 }
+
+// TestAppendJSONFrom: the answer is appended when written, with the request's context; a failure
+// before anything is written is answered as the handler's error, with the route's error rules.
+func TestAppendJSONFrom(t *testing.T) {
+	a := httpapi.New(httpapi.Options{})
+	type key struct{}
+	a.Handle(http.MethodGet, "/ok", func(r *http.Request) (any, error) {
+		return httpapi.AppendJSONFrom(8, func(ctx context.Context, dst []byte) ([]byte, error) {
+			if ctx.Value(key{}) != nil {
+				return nil, errors.New("not the request's context")
+			}
+			return append(dst, `{"success":true,"data":[1,2,3]}`...), nil
+		}), nil
+	}, httpapi.CacheControl("public, max-age=10"))
+	a.Handle(http.MethodGet, "/invalid", func(r *http.Request) (any, error) {
+		return httpapi.AppendJSONFrom(8, func(context.Context, []byte) ([]byte, error) {
+			return nil, fault.Errorf(fault.Invalid, "no such thing")
+		}), nil
+	})
+	a.Handle(http.MethodGet, "/failed", func(r *http.Request) (any, error) {
+		return httpapi.AppendJSONFrom(8, func(context.Context, []byte) ([]byte, error) {
+			return nil, errors.New("read failed")
+		}), nil
+	}, httpapi.BareServerFailures())
+	srv := mustServe(t, a)
+	cases := []struct {
+		path, body, cacheControl string
+		status                   int
+	}{
+		{"/ok", `{"success":true,"data":[1,2,3]}`, "public, max-age=10", 200},
+		{"/invalid", `{"success":false,"message":"no such thing"}` + "\n", "no-store", 400},
+		{"/failed", `{"success":false}` + "\n", "no-store", 500},
+	}
+	for _, c := range cases {
+		r := mustGet(t, srv.URL+c.path)
+		if r.status != c.status || r.body != c.body || r.header.Get("Cache-Control") != c.cacheControl {
+			t.Errorf("%s: %d %q (Cache-Control %q)", c.path, r.status, r.body, r.header.Get("Cache-Control"))
+		}
+	}
+}
