@@ -3,6 +3,7 @@
 package http
 
 import (
+	"context"
 	nethttp "net/http"
 	"strconv"
 
@@ -100,28 +101,31 @@ func (h *handlers) series(s amm.Series) httpapi.Func {
 		}
 		now := h.api.Now().Unix()
 		w := amm.NewWindow(q.Start, q.End, q.Samples).Until(now)
-		body := httpapi.Scratch(ctx, 32+w.Count*amm.RowBytes(s))
-		body = append(body, `{"success":true,"data":[`...)
-		body, _, err = amm.Sample(ctx, h.store, q.Market, s, w, body)
-		if err != nil {
-			return nil, err
-		}
-		body = append(body, "]}"...)
 		cc := liveCache
 		if q.End < now-settle {
 			cc = finishedCache
 		}
-		return answer{body: body, cacheControl: cc}, nil
+		// The rows are sampled as the answer is written, straight from the rollup's chunks in the
+		// database driver's buffer.
+		body := httpapi.AppendJSONFrom(32+w.Count*amm.RowBytes(s), func(ctx context.Context, dst []byte) ([]byte, error) {
+			dst = append(dst, `{"success":true,"data":[`...)
+			dst, _, err := amm.Sample(ctx, h.store, q.Market, s, w, dst)
+			if err != nil {
+				return nil, err
+			}
+			return append(dst, "]}"...), nil
+		})
+		return answer{Responder: body, cacheControl: cc}, nil
 	}
 }
 
 // answer is a series' JSON with the Cache-Control its window earns.
 type answer struct {
-	body         []byte
+	httpapi.Responder
 	cacheControl string
 }
 
 func (a answer) Respond(w nethttp.ResponseWriter, r *nethttp.Request) error {
 	w.Header().Set("Cache-Control", a.cacheControl)
-	return httpapi.RawJSON(a.body).Respond(w, r)
+	return a.Responder.Respond(w, r)
 }
