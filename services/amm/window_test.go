@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"math/big"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -281,6 +283,18 @@ func TestStateOfRefusesWhatAnInt64Cannot(t *testing.T) {
 		r.OpenInterest = bad
 		if _, err := amm.StateOf(r); err == nil || !strings.Contains(err.Error(), "openInterest") {
 			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
+
+func TestAppendDecimalAgainstBig(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		v := int64(rng.Uint64()) >> rng.IntN(64)
+		d := rng.IntN(19)
+		r := new(big.Rat).SetFrac(big.NewInt(v), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(d)), nil))
+		if got, want := string(amm.AppendDecimal(nil, v, d)), r.FloatString(d); got != want {
+			t.Fatalf("AppendDecimal(%d, %d) = %q, want %q", v, d, got, want)
 		}
 	}
 }
