@@ -55,6 +55,22 @@ func (w Window) Until(now int64) Window {
 	return w
 }
 
+// From drops the instants before t: no state is older than events.MinTs, and the bucket arithmetic
+// keeps to instants from there on (an instant near math.MinInt64 has no bucket an int64 holds).
+func (w Window) From(t int64) Window {
+	if w.Count == 0 || w.Start >= t {
+		return w
+	}
+	skip := (uint64(t) - uint64(w.Start) + w.Step - 1) / w.Step
+	if skip >= uint64(w.Count) {
+		w.Count = 0
+		return w
+	}
+	w.Start = w.At(int(skip))
+	w.Count -= int(skip)
+	return w
+}
+
 // completeBucket is the start of the latest bucket complete at t: the one whose last second is t or
 // before it.
 func completeBucket(t int64) int64 { return (floorDiv(t+1, Resolution) - 1) * Resolution }

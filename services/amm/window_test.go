@@ -63,6 +63,28 @@ func TestWindowUntil(t *testing.T) {
 	}
 }
 
+func TestWindowFrom(t *testing.T) {
+	w := amm.NewWindow(1000, 1200, 11000) // 1000, 1020, ..., 1200
+	cases := []struct {
+		from         int64
+		start, count int
+	}{{0, 1000, 11}, {1000, 1000, 11}, {1001, 1020, 10}, {1020, 1020, 10}, {1199, 1200, 1}, {1201, 0, 0}}
+	for _, c := range cases {
+		got := w.From(c.from)
+		if got.Count != c.count || c.count > 0 && got.Start != int64(c.start) {
+			t.Errorf("From(%d) = start %d count %d, want %d and %d", c.from, got.Start, got.Count, c.start, c.count)
+		}
+	}
+	// The whole int64 line: what is left starts at or after the bound, on the same grid.
+	wide := amm.NewWindow(math.MinInt64, math.MaxInt64, 11000)
+	got := wide.From(events.MinTs)
+	skipped := (uint64(got.Start) - uint64(wide.Start)) / wide.Step
+	if got.Start < events.MinTs || uint64(got.Start)-uint64(events.MinTs) >= wide.Step ||
+		(uint64(got.Start)-uint64(wide.Start))%wide.Step != 0 || got.Count != 11000-int(skipped) {
+		t.Errorf("From(MinTs) of the whole line: %+v", got)
+	}
+}
+
 func TestAppendDecimal(t *testing.T) {
 	cases := []struct {
 		v        int64

@@ -100,7 +100,8 @@ func (h *handlers) series(s amm.Series) httpapi.Func {
 			return nil, fault.Errorf(fault.Invalid, "marketName %s is a spot market: only perp markets have the %s series", q.Market, s.Name())
 		}
 		now := h.api.Now().Unix()
-		w := amm.NewWindow(q.Start, q.End, q.Samples).Until(now)
+		// The instants of the window up to now, from the earliest time a state can have.
+		w := amm.NewWindow(q.Start, q.End, q.Samples).Until(now).From(events.MinTs)
 		cc := liveCache
 		if q.End < now-settle {
 			cc = finishedCache

@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -255,6 +256,14 @@ func TestWideWindows(t *testing.T) {
 	if a := get(t, s, seriesPath("oraclePrice", "SOL-PERP", first, hour, 0)); len(a.Data) < 10_000 {
 		t.Errorf("two years: %d rows", len(a.Data))
 	}
+	// Instants of the far past have no state (and no bucket an int64 holds); those of the far
+	// future are after now.
+	for _, c := range [][2]int64{{math.MinInt64, now.Unix()}, {math.MinInt64, math.MaxInt64}, {math.MinInt64, first}} {
+		if a := get(t, s, seriesPath("oraclePrice", "SOL-PERP", c[0], c[1], 0)); len(a.Data) != 0 {
+			t.Errorf("[%d, %d]: %d rows, the first %v", c[0], c[1], len(a.Data), a.Data[0])
+		}
+	}
+
 }
 
 func firstDiff(a, b []byte) int {
