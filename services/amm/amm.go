@@ -195,8 +195,9 @@ type Store interface {
 	// data is only valid during the call.
 	Chunks(ctx context.Context, symbol string, s Series, from, to int64, fn func(start int64, data []byte) error) error
 	// Points looks up, for each bucket of buckets (in order), the latest state of symbol's series s
-	// at or before it, and calls fn with its index in buckets: exact is the bucket's own entry when it
-	// has one; otherwise data is the whole chunk (starting at start) holding that latest state. A
-	// bucket with no state at or before it gets no call. data is only valid during the call.
+	// at or before it, and calls fn with its index in buckets: when the bucket has its own entry,
+	// exact is set and data is the first PointHeader bytes of its chunk followed by the entry;
+	// otherwise data is the whole chunk (starting at start) holding that latest state. A bucket
+	// with no state at or before it gets no call. data is only valid during the call.
 	Points(ctx context.Context, symbol string, s Series, buckets []int64, fn func(i int, start int64, data []byte, exact bool) error) error
 }

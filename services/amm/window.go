@@ -97,7 +97,7 @@ func Sample(ctx context.Context, store Store, symbol string, s Series, w Window,
 		return out, n, nil
 	}
 	var err error
-	if chunks := (last-first)/ChunkSeconds + 1; chunks*int64(RowOf(s).ChunkSize()) > int64(w.Count)*pointCost {
+	if chunks := (last-first)/ChunkSeconds + 1; chunks*int64(RowOf(s).ChunkSize(true)) > int64(w.Count)*pointCost {
 		err = p.points(ctx, store, symbol)
 	} else {
 		err = store.Chunks(ctx, symbol, s, first, last, p.Chunk)
@@ -141,33 +141,60 @@ func (p *Sampler) points(ctx context.Context, store Store, symbol string) error 
 	for i := range buckets {
 		buckets[i] = completeBucket(p.w.At(i))
 	}
-	w := p.r.width()
+	var v [2]int64
 	err := store.Points(ctx, symbol, p.s, buckets, func(i int, start int64, data []byte, exact bool) error {
 		if exact {
-			if len(data) != w {
-				return fmt.Errorf("amm: entry of %d bytes, want %d", len(data), w)
+			if err := exactValues(p.r, data, &v); err != nil {
+				return err
 			}
-			p.emit(p.w.At(i), data, true)
+			p.emit(p.w.At(i), v, true)
 			return nil
 		}
-		if len(data) != p.r.ChunkSize() {
-			return fmt.Errorf("amm: chunk of %d bytes, want %d", len(data), p.r.ChunkSize())
+		c, err := view(p.r, data)
+		if err != nil {
+			return err
 		}
 		b := ChunkBuckets - 1
 		if k := buckets[i]; k < start+ChunkSeconds {
 			b = int((k - start) / Resolution)
 		}
-		for b >= 0 && !present(data, b) {
-			b--
-		}
-		if b >= 0 {
-			p.emit(p.w.At(i), entry(data, w, b), true)
+		if b = c.latest(b); b >= 0 {
+			for j := range c.n {
+				v[j] = c.value(b, j)
+			}
+			p.emit(p.w.At(i), v, true)
 		}
 		return nil
 	})
 	p.i = p.w.Count
 	return err
 }
+
+// exactValues reads what Store.Points gives for a bucket's own entry: the chunk's first
+// PointHeader(r) bytes (bitmap, format, base values) and the entry.
+func exactValues(r Row, data []byte, dst *[2]int64) error {
+	n := r.Values()
+	if len(data) < PointHeader(r) {
+		return fmt.Errorf("amm: entry of row %d with %d bytes", r, len(data))
+	}
+	c := chunkView{data: data, n: n, w: 8 * n}
+	if data[BitmapBytes] == formatNarrow {
+		c.narrow, c.w = true, 4*n
+		for j := range n {
+			c.base[j] = int64(binary.LittleEndian.Uint64(data[HeaderBytes+8*j:]))
+		}
+	}
+	e := data[PointHeader(r):]
+	if len(e) != c.w {
+		return fmt.Errorf("amm: entry of row %d with %d bytes, want %d", r, len(e), c.w)
+	}
+	c.entryValues(e, dst)
+	return nil
+}
+
+// PointHeader is how many bytes of a chunk of row r come before the entry Store.Points gives: the
+// bitmap, the format byte and room for the base values.
+func PointHeader(r Row) int { return HeaderBytes + 8*r.Values() }
 
 // Sampler writes the rows of one series over a window from the rollup's chunks, fed in ascending
 // order of their start (the chunk before the window's first first, if any). It keeps only the last
@@ -177,30 +204,29 @@ type Sampler struct {
 	s    Series
 	r    Row
 	dst  []byte
-	i    int    // the next instant
-	last []byte // the latest present entry fed so far
+	i    int      // the next instant
+	last [2]int64 // the latest present entry fed so far
 	has  bool
 	rows int
-	vals []int64
 }
 
 // NewSampler writes the rows of s over w after dst (an open JSON array).
 func NewSampler(w Window, s Series, dst []byte) *Sampler {
-	r := RowOf(s)
-	return &Sampler{w: w, s: s, r: r, dst: dst, last: make([]byte, r.width()), vals: make([]int64, s.Values())}
+	return &Sampler{w: w, s: s, r: RowOf(s), dst: dst}
 }
 
 // RowBytes bounds the size of one row of s: a timestamp and values of up to 19 digits, a sign and a
 // point each.
 func RowBytes(s Series) int { return 24 + s.Values()*24 }
 
-// Chunk feeds the chunk starting at start; a chunk of another size than the row's is an error (the
+// Chunk feeds the chunk starting at start; data that is no chunk of the series' row is an error (the
 // store's contract is broken).
 func (p *Sampler) Chunk(start int64, chunk []byte) error {
-	if len(chunk) != p.r.ChunkSize() {
-		return fmt.Errorf("amm: chunk at %d has %d bytes, want %d", start, len(chunk), p.r.ChunkSize())
+	c, err := view(p.r, chunk)
+	if err != nil {
+		return fmt.Errorf("chunk at %d: %w", start, err)
 	}
-	w := p.r.width()
+	var v [2]int64
 	for ; p.i < p.w.Count; p.i++ {
 		t := p.w.At(p.i)
 		k := completeBucket(t)
@@ -211,22 +237,20 @@ func (p *Sampler) Chunk(start int64, chunk []byte) error {
 			p.emit(t, p.last, p.has)
 			continue
 		}
-		b := int((k - start) / Resolution)
-		for b >= 0 && !present(chunk, b) {
-			b--
-		}
-		if b >= 0 {
-			p.emit(t, entry(chunk, w, b), true)
+		if b := c.latest(int((k - start) / Resolution)); b >= 0 {
+			for j := range c.n {
+				v[j] = c.value(b, j)
+			}
+			p.emit(t, v, true)
 		} else {
 			p.emit(t, p.last, p.has)
 		}
 	}
-	for b := ChunkBuckets - 1; b >= 0; b-- {
-		if present(chunk, b) {
-			copy(p.last, entry(chunk, w, b))
-			p.has = true
-			break
+	if b := c.latest(ChunkBuckets - 1); b >= 0 {
+		for j := range c.n {
+			p.last[j] = c.value(b, j)
 		}
+		p.has = true
 	}
 	return nil
 }
@@ -240,7 +264,7 @@ func (p *Sampler) Finish() ([]byte, int) {
 	return p.dst, p.rows
 }
 
-func (p *Sampler) emit(t int64, e []byte, ok bool) {
+func (p *Sampler) emit(t int64, v [2]int64, ok bool) {
 	if !ok {
 		return // before the market's first state
 	}
@@ -252,7 +276,7 @@ func (p *Sampler) emit(t int64, e []byte, ok bool) {
 	p.dst = AppendDecimal(p.dst, t, 0)
 	for j, d := range p.s.decimals() {
 		p.dst = append(p.dst, ',', '"')
-		p.dst = AppendDecimal(p.dst, int64(binary.LittleEndian.Uint64(e[8*j:])), d)
+		p.dst = AppendDecimal(p.dst, v[j], d)
 		p.dst = append(p.dst, '"')
 	}
 	p.dst = append(p.dst, ']')

@@ -3,6 +3,7 @@ package amm_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -318,5 +319,47 @@ func TestAppendDecimalAgainstBig(t *testing.T) {
 		if got, want := string(amm.AppendDecimal(nil, v, d)), r.FloatString(d); got != want {
 			t.Fatalf("AppendDecimal(%d, %d) = %q, want %q", v, d, got, want)
 		}
+	}
+}
+
+// TestChunkFormats: a chunk is narrow (int32 differences from a base) while every value's difference
+// from its first entry fits, wide otherwise, and both read back exactly, extremes included.
+func TestChunkFormats(t *testing.T) {
+	narrow := rollup(t, state(base+1, 1, 150), state(base+21, 2, 2000)) // 1850e6 apart: fits
+	for _, r := range amm.Rows {
+		if c := narrow[base][r]; !amm.Narrow(c) || len(c) != r.ChunkSize(true) {
+			t.Errorf("row %d: narrow %v, %d bytes", r, amm.Narrow(c), len(c))
+		}
+	}
+	extreme := state(base+41, 3, 1)
+	extreme.Oracle, extreme.Bid, extreme.Position = math.MaxInt64, math.MinInt64, math.MinInt64
+	chunks := rollup(t, state(base+1, 1, 150), state(base+21, 2, 2200), extreme) // 2050e6 apart: does not
+	want := map[amm.Row][][]int64{
+		amm.RowOf(amm.Oracle):   {{150_000_000}, {2_200_000_000}, {math.MaxInt64}},
+		amm.RowOf(amm.BidAsk):   {{149_995_000, 150_005_000}, {2_199_995_000, 2_200_005_000}, {math.MinInt64, 1_005_000}},
+		amm.RowOf(amm.Position): {{-1_000_000_000}, {-2_000_000_000}, {math.MinInt64}},
+		amm.RowOf(amm.Spreads):  {{251, 300}, {252, 300}, {253, 300}},
+	}
+	for r, vals := range want {
+		c := chunks[base][r]
+		if amm.Narrow(c) == (r != amm.RowOf(amm.Spreads)) {
+			t.Errorf("row %d: narrow %v", r, amm.Narrow(c))
+		}
+		got, err := amm.Decode(r, base, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, b := range got {
+			if !slices.Equal(b.Values, vals[i]) {
+				t.Errorf("row %d bucket %d: %v, want %v", r, i, b.Values, vals[i])
+			}
+		}
+	}
+	rows := oracles(t, sample(t, chunks, amm.Oracle, amm.NewWindow(base+19, base+59, 3)))
+	if fmt.Sprint(rows) != fmt.Sprint([][2]any{{base + 19, "150.000000"}, {base + 39, "2200.000000"}, {base + 59, "9223372036854.775807"}}) {
+		t.Errorf("rows %v", rows)
+	}
+	if _, err := amm.Decode(amm.RowOf(amm.Oracle), base, chunks[base][amm.RowOf(amm.Oracle)][:100]); err == nil {
+		t.Error("a truncated chunk: want an error")
 	}
 }

@@ -42,6 +42,7 @@ type Store struct {
 // NewStore reads schema through pool.
 func NewStore(pool *pgxpool.Pool, schema string) *Store {
 	rollup := pgx.Identifier{schema, "rollup"}.Sanitize()
+	hdr, fmtByte := strconv.Itoa(amm.HeaderBytes), strconv.Itoa(amm.BitmapBytes)
 	return &Store{
 		Catalogue: markets.NewCatalogue(pool, schema),
 		pool:      pool,
@@ -51,9 +52,16 @@ UNION ALL
 (SELECT start, chunk FROM ` + rollup + ` WHERE symbol = $1 AND row = $2 AND start >= $3 AND start <= $4 ORDER BY start)`,
 		// Per bucket (chunk start cs, bucket b): the latest chunk at or before cs that has a state at
 		// or before the bucket (get_bit numbers bits from the least significant of byte 0, as the
-		// bitmap does), and of it the bucket's entry when present, else the whole chunk.
+		// bitmap does), and of it, when the bucket has its own entry, the chunk's head (bitmap,
+		// format, base values: amm.PointHeader bytes) and the entry, else the whole chunk. $3 is the
+		// row's values per entry; an entry is 4 bytes a value in a narrow chunk (format 1), 8 in a
+		// wide one, after the base values in the first.
 		points: `SELECT q.ord::int, c.start, c.start = q.cs AND get_bit(c.chunk, q.b) = 1 AS exact,
-  CASE WHEN c.start = q.cs AND get_bit(c.chunk, q.b) = 1 THEN substring(c.chunk FROM ` + strconv.Itoa(amm.BitmapBytes+1) + ` + q.b * $3 FOR $3) ELSE c.chunk END
+  CASE WHEN c.start = q.cs AND get_bit(c.chunk, q.b) = 1 THEN
+    substring(c.chunk FROM 1 FOR ` + hdr + ` + 8 * $3) || CASE get_byte(c.chunk, ` + fmtByte + `)
+      WHEN 1 THEN substring(c.chunk FROM ` + hdr + ` + 8 * $3 + q.b * 4 * $3 + 1 FOR 4 * $3)
+      ELSE substring(c.chunk FROM ` + hdr + ` + q.b * 8 * $3 + 1 FOR 8 * $3) END
+  ELSE c.chunk END
 FROM unnest($4::bigint[], $5::int[]) WITH ORDINALITY AS q(cs, b, ord)
 CROSS JOIN LATERAL (
   SELECT start, chunk FROM ` + rollup + `
@@ -65,7 +73,8 @@ ORDER BY q.ord`,
 	}
 }
 
-// Points implements amm.Store.
+// Points implements amm.Store: an exact bucket's data is amm.PointHeader bytes of its chunk and
+// its entry.
 func (s *Store) Points(ctx context.Context, symbol string, series amm.Series, buckets []int64, fn func(i int, start int64, data []byte, exact bool) error) error {
 	cs, bs := make([]int64, len(buckets)), make([]int32, len(buckets))
 	for i, k := range buckets {
@@ -73,7 +82,7 @@ func (s *Store) Points(ctx context.Context, symbol string, series amm.Series, bu
 		bs[i] = int32((k - cs[i]) / amm.Resolution)
 	}
 	r := amm.RowOf(series)
-	rows, err := s.pool.Query(ctx, s.points, symbol, int16(r), int32(r.EntrySize()), cs, bs)
+	rows, err := s.pool.Query(ctx, s.points, symbol, int16(r), int32(r.Values()), cs, bs)
 	if err != nil {
 		return fmt.Errorf("read the rollup of %s: %w", symbol, err)
 	}

@@ -226,12 +226,24 @@ func TestWideWindows(t *testing.T) {
 		}
 		for _, off := range []int64{3500, 3590, 7300} { // late in one hour, early in the next
 			ts := first + d*86400 + off
-			states = append(states, mstate(solPerp, ts, slotAt(ts, 0), 100+d%40, d-350))
+			price := 100 + d%40
+			if d == 11 && off == 3590 {
+				price = 90_000 // a jump no int32 difference holds: that hour's chunks are wide
+			}
+			states = append(states, mstate(solPerp, ts, slotAt(ts, 0), price, d-350))
 		}
 	}
 	s.Ingest(t, encode(t, states...)...)
 	store := postgres.NewStore(s.Pool, "amm")
 	ctx := context.Background()
+	var wide, narrow int
+	if err := s.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE get_byte(chunk, $1) = 0), count(*) FILTER (WHERE get_byte(chunk, $1) = 1)
+		FROM amm.rollup WHERE row = $2`, amm.BitmapBytes, int16(amm.RowOf(amm.Oracle))).Scan(&wide, &narrow); err != nil {
+		t.Fatal(err)
+	}
+	if wide != 1 || narrow < 500 {
+		t.Errorf("oracle chunks: %d wide, %d narrow; want the one of the jump wide", wide, narrow)
+	}
 	for _, c := range []struct {
 		start, end int64
 		samples    int
