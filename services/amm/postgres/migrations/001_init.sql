@@ -27,9 +27,9 @@ CREATE TABLE states (
 ) PARTITION BY RANGE (ts);
 
 -- The last state of every 20-second bucket, in chunks of an hour per market and row (the slots, then
--- each series): see amm.Fold for the format. A chunk is at most 2.9 KB: with toast_tuple_target at its
--- largest every one stays in its heap row, uncompressed, so an answer reads it without a TOAST lookup
--- or a decompression.
+-- each series): the format is described in services/amm/rollup.go. A chunk is at most 2.9 KB: with
+-- toast_tuple_target at its largest every one stays in its heap row, uncompressed, so an answer reads
+-- it without a TOAST lookup or a decompression.
 CREATE TABLE rollup (
     symbol text     NOT NULL,
     row    smallint NOT NULL,
