@@ -11,6 +11,7 @@ require (
 	github.com/tidemark/tidemark/operator v0.0.0
 	github.com/tidemark/tidemark/platform v0.0.0
 	github.com/tidemark/tidemark/services/authority v0.0.0
+	github.com/tidemark/tidemark/services/amm v0.0.0
 	github.com/tidemark/tidemark/services/market v0.0.0
 	github.com/tidemark/tidemark/services/notify v0.0.0
 	github.com/tidemark/tidemark/services/user v0.0.0
@@ -126,6 +127,7 @@ replace (
 	github.com/tidemark/tidemark/operator => ../operator
 	github.com/tidemark/tidemark/platform => ../platform
 	github.com/tidemark/tidemark/services/authority => ../services/authority
+	github.com/tidemark/tidemark/services/amm => ../services/amm
 	github.com/tidemark/tidemark/services/market => ../services/market
 	github.com/tidemark/tidemark/services/notify => ../services/notify
 	github.com/tidemark/tidemark/services/user => ../services/user

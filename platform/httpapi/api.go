@@ -163,6 +163,7 @@ type RouteOption func(*routeConfig)
 
 type routeConfig struct {
 	cacheControl string
+	bareFailures bool
 	cache        *responseCache
 	coalesce     bool
 	headers      []string // request headers a browser on another origin may send (AllowHeaders)
@@ -174,6 +175,15 @@ type routeConfig struct {
 // "no-cache" (history changes as events arrive); error responses always carry "no-store".
 func CacheControl(value string) RouteOption {
 	return func(c *routeConfig) { c.cacheControl = value }
+}
+
+// BareServerFailures makes every server-side failure of the route (an internal error, a dependency
+// that cannot be reached, a panic) answer 500 with the body {"success":false}: no message, no
+// Retry-After. It is for the groups whose contract declares that one server failure answer (the
+// AMM series); the others answer 500 "internal error" and 503 with Retry-After while the database
+// is unreachable. Failures are logged as usual.
+func BareServerFailures() RouteOption {
+	return func(c *routeConfig) { c.bareFailures = true }
 }
 
 // AllowHeaders lets browsers on other origins send these request headers to the route (they are
@@ -243,12 +253,12 @@ func (a *API) wrap(f Func, cfg routeConfig) http.Handler {
 			r = r.WithContext(ctx)
 		}
 		if err := checkInput(r); err != nil {
-			a.writeError(w, r, err)
+			a.writeRouteError(w, r, err, cfg)
 			return
 		}
 		res, err := f(r)
 		if err != nil {
-			a.writeError(w, r, err)
+			a.writeRouteError(w, r, err, cfg)
 			return
 		}
 		w.Header().Set("Cache-Control", cfg.cacheControl)
@@ -259,7 +269,7 @@ func (a *API) wrap(f Func, cfg routeConfig) http.Handler {
 			tw := &trackingWriter{ResponseWriter: w}
 			if err := v.Respond(tw, r); err != nil {
 				if !tw.wrote {
-					a.writeError(w, r, err)
+					a.writeRouteError(w, r, err, cfg)
 					return
 				}
 				// Mostly a client that went away mid-stream: nothing to answer and not a server fault.
@@ -269,7 +279,7 @@ func (a *API) wrap(f Func, cfg routeConfig) http.Handler {
 		default:
 			body, err := encodeJSON(v)
 			if err != nil {
-				a.writeError(w, r, err)
+				a.writeRouteError(w, r, err, cfg)
 				return
 			}
 			_ = writeBody(w, http.StatusOK, body) // a failed write means the client left
@@ -316,6 +326,11 @@ func (a *API) routeFor(r *http.Request, method string) (routeConfig, bool) {
 // writeError answers err; an error Options.Unavailable recognises is answered as fault.Unavailable.
 // An outage is logged when it starts and when a request succeeds again, not once per request.
 func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	a.writeRouteError(w, r, err, routeConfig{})
+}
+
+// writeRouteError is writeError for a route configured with cfg.
+func (a *API) writeRouteError(w http.ResponseWriter, r *http.Request, err error, cfg routeConfig) {
 	code := fault.CodeOf(err)
 	if code == fault.Internal && a.unavailable != nil && a.unavailable(err) {
 		code = fault.Unavailable
@@ -328,6 +343,10 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			a.logger.LogAttrs(r.Context(), slog.LevelDebug, "dependency still unavailable",
 				slog.String("route", routeOf(r)), slog.String("error", err.Error()))
 		}
+	}
+	if cfg.bareFailures && StatusOf(code) >= 500 {
+		writeBareFailure(w, r, err, code, a.logger)
+		return
 	}
 	writeError(w, r, err, code, a.logger)
 }
@@ -492,6 +511,9 @@ func (a *API) serveRecovered(rec *recorder, r *http.Request) (aborted bool) {
 		rec.Header().Del("Content-Disposition")
 		rec.Header().Set("Cache-Control", "no-store")
 		body, _ := encodeJSON(errorBody{Success: false, Message: "internal error"})
+		if cfg, ok := a.routeFor(r, r.Method); ok && cfg.bareFailures {
+			body = []byte(bareFailureBody)
+		}
 		writeBody(rec, http.StatusInternalServerError, body)
 	}()
 	a.router.ServeHTTP(rec, r)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +26,7 @@ import (
 	"github.com/tidemark/tidemark/platform/ingest"
 	"github.com/tidemark/tidemark/platform/kit"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
+	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/platform/pg/pglocal"
 	"github.com/tidemark/tidemark/platform/pg/pgtest"
 	"github.com/tidemark/tidemark/platform/series"
@@ -372,5 +374,65 @@ func TestJobsRunWithTheService(t *testing.T) {
 	defer cancel()
 	if err := inst.Run(ctx); err == nil || !strings.Contains(err.Error(), "failing sweep: table gone") {
 		t.Fatalf("Run = %v, want the job's error", err)
+	}
+}
+
+// TestDeclaredPartitions: a table the service declares daily with a retention gets daily partitions
+// from now-retention to a week ahead, and loses older ones at start-up (the upkeep does the same
+// every few hours); the service's other tables keep monthly partitions from the archive's start.
+func TestDeclaredPartitions(t *testing.T) {
+	ctx := context.Background()
+	migrations := fstest.MapFS{"001.sql": {Data: []byte(`
+CREATE TABLE states (ts bigint NOT NULL, v int) PARTITION BY RANGE (ts);
+CREATE TABLE events (ts bigint NOT NULL, v int) PARTITION BY RANGE (ts);`)}}
+	svc := func(decl ...kit.Partitioning) kit.Service {
+		return kit.Service{Name: "parts", Migrations: migrations, Build: func(kit.Deps) (kit.Parts, error) {
+			return kit.Parts{Partitions: decl}, nil
+		}}
+	}
+	daily := kit.Partitioning{Table: "states", Period: pg.Daily, Retention: 3 * 24 * time.Hour}
+	now := time.Date(2026, 11, 19, 15, 30, 0, 0, time.UTC)
+	s := kittest.Start(t, pgServer, kittest.Options{Now: now}, svc(daily))
+	partitions := func(table string) []string {
+		t.Helper()
+		rows, err := s.Pool.Query(ctx, `SELECT c.relname::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+			WHERE i.inhparent = $1::regclass ORDER BY 1`, table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names
+	}
+	want := []string{"states_p20261116", "states_p20261117", "states_p20261118", "states_p20261119", "states_p20261120",
+		"states_p20261121", "states_p20261122", "states_p20261123", "states_p20261124", "states_p20261125", "states_p20261126"}
+	if got := partitions("parts.states"); !slices.Equal(got, want) {
+		t.Errorf("daily partitions:\n got %v\nwant %v", got, want)
+	}
+	if got := partitions("parts.events"); len(got) != 5*12+2 || got[0] != "events_p202201" || got[len(got)-1] != "events_p202702" {
+		t.Errorf("monthly partitions: %d, %v .. %v", len(got), got[0], got[len(got)-1])
+	}
+
+	// An old day (say, from a longer retention before) is dropped at the next start.
+	if err := pg.EnsurePartitions(ctx, s.Pool, "parts.states", pg.Daily, now.AddDate(0, 0, -10), now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kit.Start(ctx, svc(daily), kit.Runtime{Pool: s.Pool, Now: func() time.Time { return now }}, kit.Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := partitions("parts.states"); !slices.Equal(got, want) {
+		t.Errorf("daily partitions after a restart:\n got %v\nwant %v", got, want)
+	}
+
+	for _, bad := range []kit.Partitioning{
+		{Table: "nothing", Period: pg.Daily},
+		{Table: "states", Period: pg.Daily, Retention: -time.Hour},
+		{Table: "states", Period: pg.Period(7)},
+	} {
+		if _, err := kit.Start(ctx, svc(bad), kit.Runtime{Pool: s.Pool, Now: func() time.Time { return now }}, kit.Settings{}); err == nil {
+			t.Errorf("%+v: want an error", bad)
+		}
 	}
 }

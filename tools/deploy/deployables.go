@@ -33,6 +33,7 @@ var deployables = []Deployable{
 	{Name: "market", Main: "./services/market/cmd/market"},
 	{Name: "user", Main: "./services/user/cmd/user"},
 	{Name: "authority", Main: "./services/authority/cmd/authority"},
+	{Name: "amm", Main: "./services/amm/cmd/amm"},
 	{Name: "notify", Main: "./services/notify/cmd/notify"},
 	{Name: "ws", Main: "./services/ws/cmd/ws", Variables: wsservice.Variables},
 	{Name: "operator", Main: "./operator/cmd/operator", Variables: settings.Variables},

@@ -29,6 +29,7 @@ import (
 	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/platform/pg/pglocal"
 	"github.com/tidemark/tidemark/platform/telemetry"
+	amm "github.com/tidemark/tidemark/services/amm/service"
 	authority "github.com/tidemark/tidemark/services/authority/service"
 	market "github.com/tidemark/tidemark/services/market/service"
 	notify "github.com/tidemark/tidemark/services/notify/service"
@@ -91,12 +92,14 @@ func Services() []kit.Service {
 		user.Service(),
 		authority.Service(authority.Config{}),
 		notify.Service(notify.Config{}),
+		amm.Service(amm.Config{}),
 	}
 }
 
-// examples are a few paths of each service for the banner; {account} is a simulated account. An
-// example starting with "$ " is a command run from the repository, with {base} the edge's URL and
-// {seed} the simulator's seed.
+// examples are a few paths of each service for the banner: {account} is a simulated account and
+// {authority} its wallet, {year}/{month} the present month, {now} the present and {dayAgo} a day
+// before it (unix seconds). An example starting with "$ " is a command run from the repository,
+// with {base} the edge's URL and {seed} the simulator's seed.
 var examples = map[string][]string{
 	"market": {"/market/SOL-PERP/trades?limit=5", "/market/SOL-PERP/candles/60?limit=24", "/market/SOL-PERP/fundingRates",
 		"/market/TRUMP-WIN-2028-BET/predictions", "/market/USDC/deposits"},
@@ -107,6 +110,9 @@ var examples = map[string][]string{
 	"notify": {"$ go run ./tools/cmd/notifysign -url {base} -seed {seed} -wallet 0 /notifications",
 		"$ go run ./tools/cmd/notifysign -url {base} -seed {seed} -wallet 0 -X PUT -d '{\"pushOptOutTypes\":[\"RECORD_UPDATE\"]}' /notifications/preferences",
 		"$ go run ./tools/cmd/notifysign -seed {seed} -list 5   # the simulated wallets (signed for with -wallet N or -wallet ADDRESS)"},
+	"amm": {"/amm/oraclePrice?marketName=SOL-PERP&start={dayAgo}&end={now}&samples=24",
+		"/amm/bidAskPrice?marketName=SOL-PERP&start={dayAgo}&end={now}&samples=12",
+		"/amm/position?marketName=BTC-PERP&start={dayAgo}&end={now}&samples=6"},
 }
 
 // Run starts everything and blocks until ctx ends, then stops it all in order.
@@ -319,14 +325,16 @@ func printBanner(w io.Writer, b banner) {
 	for _, inst := range b.instances {
 		fmt.Fprintf(w, "\n  %s  %s (internal: %s/metrics, %s/readyz)\n", inst.Name(), strings.Join(inst.Prefixes(), " "),
 			b.internal[inst.Name()], b.internal[inst.Name()])
+		now := time.Now().UTC()
+		vars := strings.NewReplacer("{account}", b.account.User, "{authority}", b.account.Authority,
+			"{year}", now.Format("2006"), "{month}", now.Format("01"),
+			"{now}", fmt.Sprint(now.Unix()), "{dayAgo}", fmt.Sprint(now.Unix()-86400))
 		for _, p := range examples[inst.Name()] {
 			if cmd, ok := strings.CutPrefix(p, "$ "); ok {
 				fmt.Fprintf(w, "    %s\n", strings.NewReplacer("{base}", b.base, "{seed}", strconv.FormatInt(b.seed, 10)).Replace(cmd))
 				continue
 			}
-			p = strings.NewReplacer("{account}", b.account.User, "{authority}", b.account.Authority,
-				"{year}", time.Now().UTC().Format("2006"), "{month}", time.Now().UTC().Format("01")).Replace(p)
-			fmt.Fprintf(w, "    curl -s '%s%s'\n", b.base, p)
+			fmt.Fprintf(w, "    curl -s '%s%s'\n", b.base, vars.Replace(p))
 		}
 	}
 	fmt.Fprintf(w, "\n  %s  %s (internal: %s/metrics, %s/readyz)\n", wsservice.Name, strings.Join(wsservice.Prefixes(), " "),

@@ -55,8 +55,13 @@ type Config struct {
 	// order actions about 3 messages per fill, deposits 1 per 25 fills, settlements 1 per 20, ...).
 	FillsPerMinute float64
 
-	MarketStateInterval time.Duration // per-market AMM/oracle samples; default 30s
-	SnapshotInterval    time.Duration // account snapshots, whole hours; default 1h
+	// MarketStateInterval is how often every market's AMM/oracle state is sampled: whole seconds,
+	// default 30s; below a second, every slot (SlotInterval), as the chain makes them.
+	MarketStateInterval time.Duration
+	// LiveMarketStateInterval replaces MarketStateInterval once Live runs (0: it stays): per-slot
+	// states live after a lighter backfill.
+	LiveMarketStateInterval time.Duration
+	SnapshotInterval        time.Duration // account snapshots, whole hours; default 1h
 
 	// Now is the clock of Backfill and Live; default time.Now.
 	Now func() time.Time
@@ -83,10 +88,10 @@ func (c Config) withDefaults() Config {
 		c.FillsPerMinute = d.FillsPerMinute
 	}
 	c.FillsPerMinute = math.Min(c.FillsPerMinute, maxFillsPerMinute)
-	if c.MarketStateInterval < time.Second {
-		c.MarketStateInterval = d.MarketStateInterval
+	c.MarketStateInterval = stateInterval(c.MarketStateInterval, d.MarketStateInterval)
+	if c.LiveMarketStateInterval > 0 {
+		c.LiveMarketStateInterval = stateInterval(c.LiveMarketStateInterval, d.MarketStateInterval)
 	}
-	c.MarketStateInterval = c.MarketStateInterval.Truncate(time.Second)
 	if c.SnapshotInterval < time.Hour {
 		c.SnapshotInterval = d.SnapshotInterval
 	}
@@ -95,6 +100,21 @@ func (c Config) withDefaults() Config {
 		c.Now = d.Now
 	}
 	return c
+}
+
+// SlotInterval is the chain's slot time: a MarketStateInterval below a second samples every slot.
+const SlotInterval = 400 * time.Millisecond
+
+// stateInterval is a market state interval as the generator takes it: def when unset, every slot
+// when below a second, else whole seconds.
+func stateInterval(v, def time.Duration) time.Duration {
+	switch {
+	case v <= 0:
+		return def
+	case v < time.Second:
+		return SlotInterval
+	}
+	return v.Truncate(time.Second)
 }
 
 // Simulator generates events. It is not safe for concurrent use.
@@ -365,6 +385,9 @@ func splitmix(x uint64) uint64 {
 
 // slotAt is the chain slot at ts: 2.5 slots a second.
 func slotAt(ts int64) int64 { return epochSlot + (ts-epoch)*5/2 }
+
+// slotTime is the second slot falls in, the inverse of slotAt.
+func slotTime(slot int64) int64 { return epoch + (slot-epochSlot)*2/5 }
 
 // poisson draws an event count with mean lambda (normal approximation for large means).
 func poisson(rng *rand.Rand, lambda float64) int {

@@ -467,3 +467,37 @@ func TestNewUsersCarryBuilderAccounts(t *testing.T) {
 		}
 	}
 }
+
+// TestMarketStatesEverySlot: below a second, every market's state comes at every slot (2.5 a second),
+// each in the second its slot falls in, and the AMM's position moves within the hour.
+func TestMarketStatesEverySlot(t *testing.T) {
+	cfg := sim.Config{Seed: 3, Authorities: 20, FillsPerMinute: 0.5, MarketStateInterval: time.Millisecond}
+	from := windowStart.Add(30 * time.Minute)
+	bySymbol := map[string][]*events.MarketState{}
+	for _, m := range generate(t, sim.New(cfg), from, from.Add(2*time.Minute)) {
+		if ms, ok := decode(t, m).(*events.MarketState); ok {
+			bySymbol[ms.Symbol] = append(bySymbol[ms.Symbol], ms)
+		}
+	}
+	if len(bySymbol) != len(sim.Markets()) {
+		t.Fatalf("states of %d markets, want %d", len(bySymbol), len(sim.Markets()))
+	}
+	for sym, states := range bySymbol {
+		if len(states) != 300 {
+			t.Errorf("%s: %d states in two minutes, want 300", sym, len(states))
+		}
+		positions := map[events.Amount]bool{}
+		for i, ms := range states {
+			if ms.Ts < from.Unix() || ms.Ts >= from.Unix()+120 {
+				t.Fatalf("%s: state at %d outside the window", sym, ms.Ts)
+			}
+			if i > 0 && (ms.Slot != states[i-1].Slot+1 || ms.Ts < states[i-1].Ts || ms.Ts > states[i-1].Ts+1) {
+				t.Fatalf("%s: state %d at slot %d ts %d after slot %d ts %d", sym, i, ms.Slot, ms.Ts, states[i-1].Slot, states[i-1].Ts)
+			}
+			positions[ms.BaseAssetAmountWithAmm] = true
+		}
+		if states[0].MarketType == events.MarketTypePerp && len(positions) < 2 {
+			t.Errorf("%s: the AMM's position did not move in two minutes", sym)
+		}
+	}
+}
