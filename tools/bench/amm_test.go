@@ -128,7 +128,7 @@ func BenchmarkAMMIngest(b *testing.B) {
 		writerOf := make([]int, len(ammMarkets))
 		for m, spec := range ammMarkets {
 			p := hash.Balance(kafkago.Message{Key: []byte(strconv.Itoa(spec.index))}, topicPartitions...)
-			writerOf[m] = ingest.WriterOf(0, p, w)
+			writerOf[m] = ingest.WriterOf(p, w)
 		}
 		b.Logf("%d states (%d markets x %d days at %d ms); markets on writers %v", total, len(ammMarkets), ammDays, ammSlotMillis, writerOf)
 

@@ -164,13 +164,13 @@ func benchIngest(b *testing.B, c ingestCase, msgs []events.Message) {
 	startService(b, pool, broker, c.svc, kit.Settings{}, time.Now)
 	rows, msgOf := c.rows(b, msgs)
 	total := len(msgs)
-	// The baseline's streams copy what the writers write: partition p of the fills topic (the
-	// services' first sink) goes to writer ingest.WriterOf(0, p, w), as the consumer sends it.
+	// The baseline's streams copy what the writers write: partition p of the fills topic goes to
+	// writer ingest.WriterOf(p, w), as the consumer sends it.
 	streams := make([][][]any, w)
 	var hash kafkago.Hash
 	for i, row := range rows {
 		p := hash.Balance(kafkago.Message{Key: msgs[msgOf[i]].Key}, topicPartitions...)
-		s := ingest.WriterOf(0, p, w)
+		s := ingest.WriterOf(p, w)
 		streams[s] = append(streams[s], row)
 	}
 	sizes := make([]int, w)
