@@ -3,7 +3,7 @@ MODULES := $(shell go list -f '{{.Dir}}' -m)
 GO_TEST_FLAGS ?= -count=1 -timeout 20m
 CONTROLLER_GEN := sigs.k8s.io/controller-tools/cmd/controller-gen@v0.17.3
 
-.PHONY: run test bench lint deps testbed generate
+.PHONY: run test bench lint deps testbed generate images
 
 ## run: the whole mesh on this machine (embedded broker, local Postgres under ./.data, simulator), on :8080
 # Built and exec'd rather than go run, which exits 1 on Ctrl-C whatever the program returns: make
@@ -30,11 +30,21 @@ lint:
 deps:
 	@scripts/deps
 
-## testbed: the real kube-apiserver, etcd, kubectl and MinIO that tests start, under .tools/bin
+## images: one OCI image layout per deployable under dist/images, built without a Docker daemon
+## (PLATFORMS=linux/amd64,linux/arm64 for an index of both; VERSION and REVISION are stamped)
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+images:
+	go run ./tools/cmd/images -out dist/images -version $(VERSION) -revision $(REVISION) $(if $(PLATFORMS),-platforms $(PLATFORMS))
+
+## testbed: the real kube-apiserver, etcd, kubectl, MinIO and helm that tests start, under .tools/bin
 testbed:
 	@scripts/testbed
 
-## generate: the ExportJob CRD and deep-copy code from the Go types in operator/api
+## generate: the ExportJob CRD and deep-copy code from the Go types in operator/api, then what follows
+## from the deployables' declarations (tools/deploy): the chart's mesh table, CRD copy, values schema and
+## README, and the Dockerfiles
 generate:
 	cd operator && GOWORK=off go run $(CONTROLLER_GEN) object paths=./api/... crd:crdVersions=v1 \
 		output:crd:artifacts:config=config/crd
+	go run ./tools/cmd/deploygen

@@ -17,6 +17,14 @@ import (
 //go:embed openapi.yaml
 var document []byte
 
+//go:embed asyncapi.yaml
+var asyncDocument []byte
+
+// AsyncAPIJSON returns the WebSocket protocol's AsyncAPI document (asyncapi.yaml) as JSON.
+var AsyncAPIJSON = sync.OnceValues(func() ([]byte, error) {
+	return toJSON(asyncDocument)
+})
+
 // jsonDocument converts the embedded YAML once per process: the document never changes at run time,
 // and every service serves the JSON form on each GET /openapi.json.
 var jsonDocument = sync.OnceValues(func() ([]byte, error) {

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -167,15 +168,105 @@ var userOperations = []struct {
 	{"/user/{accountId}/snapshots/vaults", "getUserVaultSnapshots", snapshots, "VaultSnapshots", false},
 }
 
+// notifyOperations are the Notifications group's operations, every one behind the signed-request
+// headers; notFound marks those naming a notification or a device the wallet may not have.
+var notifyOperations = []struct {
+	path, method, id, schema string
+	body                     string // request body schema, "" for none
+	notFound                 bool
+}{
+	{"/notifications", http.MethodGet, "getNotifications", "NotificationList", "", false},
+	{"/notifications/{notificationId}/read", http.MethodPut, "markNotificationRead", "NotificationRecord", "", true},
+	{"/notifications/preferences", http.MethodGet, "getNotificationPreferences", "NotificationPreferences", "", false},
+	{"/notifications/preferences", http.MethodPut, "setNotificationPreferences", "NotificationPreferences", "NotificationPreferencesBody", false},
+	{"/notifications/devices", http.MethodGet, "getNotificationDevices", "NotificationDevices", "", false},
+	{"/notifications/devices", http.MethodPost, "registerNotificationDevice", "NotificationDeviceRecord", "NotificationDeviceRegistration", false},
+	{"/notifications/devices/{deviceId}", http.MethodDelete, "deleteNotificationDevice", "NotifySuccess", "", true},
+}
+
+// TestNotificationsOperations: every operation of the group requires the three headers and documents
+// the signed request's refusals, 401 in the envelope with error "Unauthorized".
+func TestNotificationsOperations(t *testing.T) {
+	doc := mustLoad(t)
+	for _, tc := range notifyOperations {
+		t.Run(tc.id, func(t *testing.T) {
+			item := doc.Paths.Value(tc.path)
+			if item == nil {
+				t.Fatalf("path %s missing", tc.path)
+			}
+			op := item.GetOperation(tc.method)
+			if op == nil || op.OperationID != tc.id {
+				t.Fatalf("%s %s: operation missing or not %s", tc.method, tc.path, tc.id)
+			}
+			if !slices.Equal(op.Tags, []string{"Notifications"}) {
+				t.Errorf("tags = %v, want [Notifications]", op.Tags)
+			}
+			if op.Summary == "" || len(op.Description) < 80 {
+				t.Errorf("summary/description too thin")
+			}
+			params := map[string]*openapi3.Parameter{}
+			for _, p := range append(append(openapi3.Parameters{}, item.Parameters...), op.Parameters...) {
+				params[p.Value.In+":"+p.Value.Name] = p.Value
+			}
+			for _, h := range []string{"x-wallet-address", "x-signature", "x-signed-message"} {
+				if p := params["header:"+h]; p == nil || !p.Required {
+					t.Errorf("header %s not required", h)
+				}
+			}
+			if r := op.Responses.Status(401); r == nil || r.Ref != "#/components/responses/NotifyUnauthorized" {
+				t.Errorf("401 is not NotifyUnauthorized")
+			}
+			if r := op.Responses.Status(403); r == nil || r.Ref != "#/components/responses/NotifyForbidden" {
+				t.Errorf("403 is not NotifyForbidden")
+			}
+			if tc.notFound != (op.Responses.Status(404) != nil) {
+				t.Errorf("404 documented = %v, want %v", !tc.notFound, tc.notFound)
+			}
+			ok := op.Responses.Status(200)
+			if ok == nil || ok.Value.Content.Get("application/json") == nil ||
+				ok.Value.Content.Get("application/json").Schema.Ref != "#/components/schemas/"+tc.schema {
+				t.Errorf("200 is not %s", tc.schema)
+			}
+			switch {
+			case tc.body == "" && op.RequestBody != nil:
+				t.Errorf("documents a request body")
+			case tc.body != "":
+				if op.RequestBody == nil || !op.RequestBody.Value.Required ||
+					op.RequestBody.Value.Content.Get("application/json").Schema.Ref != "#/components/schemas/"+tc.body {
+					t.Errorf("request body is not a required %s", tc.body)
+				}
+			}
+		})
+	}
+	e := doc.Components.Schemas["NotifyAuthError"].Value
+	if !slices.Equal(slices.Sorted(slices.Values(e.Required)), []string{"error", "message", "success"}) {
+		t.Errorf("NotifyAuthError requires %v", e.Required)
+	}
+}
+
+// ammPaths are the AMM group's operations: they document 400 and 500 only (the spec's two answers).
+var ammPaths = []string{"/amm/position", "/amm/bidAskPrice", "/amm/oraclePrice", "/amm/spreads", "/amm/openInterest"}
+
 func TestPathSet(t *testing.T) {
 	doc := mustLoad(t)
-	want := []string{"/openapi.json"}
+	want := []string{"/openapi.json", "/ws"}
 	for _, op := range marketOperations {
 		want = append(want, op.path)
 	}
 	for _, op := range userOperations {
 		want = append(want, op.path)
 	}
+	for _, op := range notifyOperations {
+		if !slices.Contains(want, op.path) {
+			want = append(want, op.path)
+		}
+	}
+	for _, op := range authorityOperations {
+		if !slices.Contains(want, op.path) {
+			want = append(want, op.path)
+		}
+	}
+	want = append(want, ammPaths...)
 	for _, op := range statsOperations {
 		want = append(want, op.path)
 	}
@@ -340,19 +431,26 @@ func TestLimits(t *testing.T) {
 	}
 }
 
-// Every operation documents 400, 500 and 503; 404 only where a path value can be unknown (a symbol, the
+// Every operation documents 400, 500 and 503 (the AMM series 400 and 500 only); 404 only where a path value can be unknown (a symbol, the
 // order of getUserOrder), on /openapi.json, which always had it, and on /params before its first blob.
 func TestEveryOperationDocumentsErrors(t *testing.T) {
 	doc := mustLoad(t)
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
+			if slices.Contains(ammPaths, path) {
+				if codes := slices.Sorted(maps.Keys(op.Responses.Map())); !slices.Equal(codes, []string{"200", "400", "500"}) {
+					t.Errorf("%s %s: responses %v, want 200, 400 and 500 only", method, path, codes)
+				}
+				continue
+			}
 			for _, code := range []int{400, 500, 503} {
 				if op.Responses.Status(code) == nil {
 					t.Errorf("%s %s: no %d response", method, path, code)
 				}
 			}
 			wantNotFound := strings.Contains(path, "{symbol}") ||
-				op.OperationID == "getOpenAPI" || op.OperationID == "getUserOrder" || op.OperationID == "getParams"
+				op.OperationID == "getOpenAPI" || op.OperationID == "getUserOrder" || op.OperationID == "getParams" ||
+				op.OperationID == "markNotificationRead" || op.OperationID == "deleteNotificationDevice"
 			if got := op.Responses.Status(404) != nil; got != wantNotFound {
 				t.Errorf("%s %s: 404 documented = %v, want %v", method, path, got, wantNotFound)
 			}

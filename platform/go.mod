@@ -68,6 +68,9 @@ require (
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 
-require github.com/tidemark/tidemark/api v0.0.0
+require (
+	github.com/tidemark/tidemark/api v0.0.0
+	golang.org/x/crypto/x509roots/fallback v0.0.0-20261030153154-30a33513ff6d
+)
 
 replace github.com/tidemark/tidemark/api => ../api

@@ -3,14 +3,21 @@ module github.com/tidemark/tidemark/tools
 go 1.26.8
 
 require (
+	github.com/google/go-containerregistry v0.22.1
+	github.com/gorilla/websocket v1.5.3
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/segmentio/kafka-go v0.4.51
 	github.com/tidemark/tidemark/operator v0.0.0
 	github.com/tidemark/tidemark/platform v0.0.0
+	github.com/tidemark/tidemark/services/authority v0.0.0
+	github.com/tidemark/tidemark/services/amm v0.0.0
 	github.com/tidemark/tidemark/services/market v0.0.0
+	github.com/tidemark/tidemark/services/notify v0.0.0
 	github.com/tidemark/tidemark/services/stats v0.0.0
 	github.com/tidemark/tidemark/services/user v0.0.0
+	github.com/tidemark/tidemark/services/ws v0.0.0
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (
@@ -62,6 +69,8 @@ require (
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/oasdiff/yaml v0.1.1 // indirect
 	github.com/oasdiff/yaml3 v0.0.14 // indirect
+	github.com/opencontainers/go-digest v1.0.0 // indirect
+	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/philhofer/fwd v1.2.0 // indirect
 	github.com/pierrec/lz4/v4 v4.1.33 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
@@ -69,6 +78,7 @@ require (
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/rs/xid v1.6.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
+	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/tidemark/tidemark/api v0.0.0 // indirect
 	github.com/tinylib/msgp v1.6.4 // indirect
 	github.com/twmb/franz-go v1.22.2 // indirect
@@ -87,6 +97,7 @@ require (
 	go.opentelemetry.io/proto/otlp v1.11.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.57.0 // indirect
+	golang.org/x/crypto/x509roots/fallback v0.0.0-20261030153154-30a33513ff6d // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
@@ -100,7 +111,6 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/ini.v1 v1.67.3 // indirect
-	gopkg.in/yaml.v3 v3.0.1 // indirect
 	k8s.io/api v0.32.13 // indirect
 	k8s.io/apimachinery v0.32.13 // indirect
 	k8s.io/client-go v0.32.13 // indirect
@@ -117,7 +127,11 @@ replace (
 	github.com/tidemark/tidemark/api => ../api
 	github.com/tidemark/tidemark/operator => ../operator
 	github.com/tidemark/tidemark/platform => ../platform
+	github.com/tidemark/tidemark/services/authority => ../services/authority
+	github.com/tidemark/tidemark/services/amm => ../services/amm
 	github.com/tidemark/tidemark/services/market => ../services/market
+	github.com/tidemark/tidemark/services/notify => ../services/notify
 	github.com/tidemark/tidemark/services/stats => ../services/stats
 	github.com/tidemark/tidemark/services/user => ../services/user
+	github.com/tidemark/tidemark/services/ws => ../services/ws
 )

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tidemark/tidemark/operator/api/v1alpha1"
@@ -19,8 +22,11 @@ var ErrInvalid = errors.New("invalid export")
 // Jobs is how the export API creates and reads jobs, whichever driver runs them: KubeJobs in a
 // cluster, the local runner in the dev stack.
 type Jobs interface {
-	// Create validates spec and queues a job for it.
-	Create(ctx context.Context, spec v1alpha1.ExportJobSpec) (*v1alpha1.ExportJob, error)
+	// Create validates spec and queues a job named name for it; "" generates a name. When a job of
+	// that name exists already, Create returns it as it is and creates nothing: a caller that derives
+	// the name from a request can retry it, from any replica, without making a second job. A name
+	// that is no DNS-1123 subdomain is refused with ErrInvalid.
+	Create(ctx context.Context, name string, spec v1alpha1.ExportJobSpec) (*v1alpha1.ExportJob, error)
 	// List returns the authority's jobs, newest first.
 	List(ctx context.Context, authority string) ([]v1alpha1.ExportJob, error)
 }
@@ -31,23 +37,49 @@ type KubeJobs struct {
 	Namespace string
 }
 
-// Create implements Jobs. The name is generated; the authority label is set so List can select it.
-func (k KubeJobs) Create(ctx context.Context, spec v1alpha1.ExportJobSpec) (*v1alpha1.ExportJob, error) {
+// Create implements Jobs. The authority label is set so List can select the job. The API server
+// keeps names unique, so replicas creating one name at once make one job.
+func (k KubeJobs) Create(ctx context.Context, name string, spec v1alpha1.ExportJobSpec) (*v1alpha1.ExportJob, error) {
+	if err := ValidateName(name); err != nil {
+		return nil, err
+	}
 	if err := spec.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	job := &v1alpha1.ExportJob{
 		ObjectMeta: metav1.ObjectMeta{
-			Namespace:    k.Namespace,
-			GenerateName: "export-",
-			Labels:       map[string]string{v1alpha1.AuthorityLabel: string(spec.Authority)},
+			Namespace: k.Namespace,
+			Name:      name,
+			Labels:    map[string]string{v1alpha1.AuthorityLabel: string(spec.Authority)},
 		},
 		Spec: spec,
 	}
-	if err := k.Client.Create(ctx, job); err != nil {
+	if name == "" {
+		job.GenerateName = "export-"
+	}
+	err := k.Client.Create(ctx, job)
+	if apierrors.IsAlreadyExists(err) && name != "" {
+		existing := &v1alpha1.ExportJob{}
+		if err := k.Client.Get(ctx, client.ObjectKey{Namespace: k.Namespace, Name: name}, existing); err != nil {
+			return nil, fmt.Errorf("read export job %s: %w", name, err)
+		}
+		return existing, nil
+	}
+	if err != nil {
 		return nil, fmt.Errorf("create export job: %w", err)
 	}
 	return job, nil
+}
+
+// ValidateName refuses a job name the API server would: "" (generate one) passes.
+func ValidateName(name string) error {
+	if name == "" {
+		return nil
+	}
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return fmt.Errorf("%w: job name %q: %s", ErrInvalid, name, strings.Join(errs, "; "))
+	}
+	return nil
 }
 
 // List implements Jobs.

@@ -74,15 +74,24 @@ func (r *Runner) poke() {
 }
 
 // Create implements export.Jobs.
-func (r *Runner) Create(_ context.Context, spec v1alpha1.ExportJobSpec) (*v1alpha1.ExportJob, error) {
+func (r *Runner) Create(_ context.Context, name string, spec v1alpha1.ExportJobSpec) (*v1alpha1.ExportJob, error) {
+	if err := export.ValidateName(name); err != nil {
+		return nil, err
+	}
 	if err := spec.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", export.ErrInvalid, err)
 	}
 	spec.Default()
 	now := r.clock.Now()
 	r.mu.Lock()
+	if e, ok := r.jobs[name]; ok {
+		defer r.mu.Unlock()
+		return e.job.DeepCopy(), nil
+	}
 	r.seq++
-	name := "export-" + strconv.FormatInt(now.UnixNano(), 36) + "-" + strconv.Itoa(r.seq)
+	if name == "" {
+		name = "export-" + strconv.FormatInt(now.UnixNano(), 36) + "-" + strconv.Itoa(r.seq)
+	}
 	job := &v1alpha1.ExportJob{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: Namespace, Name: name, UID: types.UID(name), Generation: 1,

@@ -99,7 +99,7 @@ func spec() v1alpha1.ExportJobSpec {
 func TestLocalRunnerRunsJobToReadyAndExpiry(t *testing.T) {
 	src := exporttest.Start(t, &exporttest.Server{Rows: 777})
 	f := newFixture(t, src, export.Config{})
-	job, err := f.runner.Create(context.Background(), spec())
+	job, err := f.runner.Create(context.Background(), "", spec())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,15 +142,39 @@ func TestLocalRunnerRefusesInvalidSpec(t *testing.T) {
 	f := newFixture(t, exporttest.Start(t, &exporttest.Server{}), export.Config{})
 	s := spec()
 	s.From, s.To = 10, 5
-	if _, err := f.runner.Create(context.Background(), s); !errors.Is(err, export.ErrInvalid) {
+	if _, err := f.runner.Create(context.Background(), "", s); !errors.Is(err, export.ErrInvalid) {
 		t.Fatalf("Create = %v, want ErrInvalid", err)
+	}
+}
+
+// A named job is created once: creating the name again returns it, whatever the spec says; a name
+// the API server would refuse is refused.
+func TestLocalRunnerNamedJobs(t *testing.T) {
+	f := newFixture(t, exporttest.Start(t, &exporttest.Server{Rows: 3}), export.Config{})
+	first, err := f.runner.Create(context.Background(), "export-0123abc", spec())
+	if err != nil || first.Name != "export-0123abc" || first.Labels[v1alpha1.AuthorityLabel] != authority {
+		t.Fatalf("Create = %+v, %v", first, err)
+	}
+	other := spec()
+	other.To++
+	again, err := f.runner.Create(context.Background(), "export-0123abc", other)
+	if err != nil || again.UID != first.UID || again.Spec.To != first.Spec.To {
+		t.Fatalf("Create again = %+v, %v; want the first job", again, err)
+	}
+	if list, _ := f.runner.List(context.Background(), authority); len(list) != 1 {
+		t.Fatalf("%d jobs after creating one name twice", len(list))
+	}
+	for _, bad := range []string{"Export-1", "export_1", "-x", strings.Repeat("a", 254)} {
+		if _, err := f.runner.Create(context.Background(), bad, spec()); !errors.Is(err, export.ErrInvalid) {
+			t.Errorf("Create(%q) = %v, want ErrInvalid", bad, err)
+		}
 	}
 }
 
 func TestLocalRunnerCancelAndDelete(t *testing.T) {
 	src := exporttest.Start(t, &exporttest.Server{Rows: 100_000, RowDelay: 50 * time.Millisecond})
 	f := newFixture(t, src, export.Config{})
-	job, err := f.runner.Create(context.Background(), spec())
+	job, err := f.runner.Create(context.Background(), "", spec())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,17 @@ type Config struct {
 	// Dev relaxes production requirements (TIDEMARK_DEV=true): without TIDEMARK_PAGE_KEY a random
 	// per-process key is generated, so page tokens do not survive a restart. No key is ever built in.
 	Dev bool
+	// NoPageKey marks a deployable that signs no page tokens (the WebSocket edge): PAGE_KEY and DEV
+	// are neither read nor required. Set by the WithoutPageKey option of LoadConfig.
+	NoPageKey bool
 }
+
+// ConfigOption adjusts what LoadConfig reads.
+type ConfigOption func(*Config)
+
+// WithoutPageKey is for a deployable that pages nothing: it reads neither PAGE_KEY nor DEV, so its
+// configuration lists only what it uses.
+func WithoutPageKey() ConfigOption { return func(c *Config) { c.NoPageKey = true } }
 
 // ConfigFromEnv reads the TIDEMARK_ variables of the process and validates the result. The error joins
 // every unparsable variable and every validation failure.
@@ -47,7 +57,7 @@ func ConfigFromEnv(service string) (Config, error) {
 }
 
 // LoadConfig is ConfigFromEnv over any Env (tests give one a Lookup).
-func LoadConfig(env *Env, service string) (Config, error) {
+func LoadConfig(env *Env, service string, opts ...ConfigOption) (Config, error) {
 	c := Config{
 		Service:         service,
 		PublicAddr:      env.String("PUBLIC_ADDR", ":8080"),
@@ -56,8 +66,13 @@ func LoadConfig(env *Env, service string) (Config, error) {
 		LogLevel:        Parse(env, "LOG_LEVEL", slog.LevelInfo, "debug, info, warn or error", parseLevel),
 		OTLPEndpoint:    env.String("OTLP_ENDPOINT", ""),
 		KafkaBrokers:    env.Strings("KAFKA_BROKERS", nil),
-		PageKey:         env.Bytes("PAGE_KEY", nil),
-		Dev:             env.Bool("DEV", false),
+	}
+	for _, o := range opts {
+		o(&c)
+	}
+	if !c.NoPageKey {
+		c.PageKey = env.Bytes("PAGE_KEY", nil)
+		c.Dev = env.Bool("DEV", false)
 	}
 	if len(c.PageKey) == 0 && c.Dev {
 		c.PageKey = make([]byte, minPageKeyLen)
@@ -100,6 +115,7 @@ func (c Config) Validate() error {
 		}
 	}
 	switch {
+	case c.NoPageKey:
 	case len(c.PageKey) == 0:
 		errs = append(errs, errors.New(EnvPrefix+"PAGE_KEY is required (or set "+EnvPrefix+"DEV=true for a random per-process key)"))
 	case len(c.PageKey) < minPageKeyLen:

@@ -184,3 +184,24 @@ func TestConfigFromEnv(t *testing.T) {
 		t.Errorf("config = %+v", c)
 	}
 }
+
+// TestLoadConfigWithoutPageKey: a deployable that pages nothing starts without a key and does not
+// list PAGE_KEY or DEV among its variables.
+func TestLoadConfigWithoutPageKey(t *testing.T) {
+	env := &app.Env{Prefix: app.EnvPrefix, Lookup: func(k string) (string, bool) {
+		v, ok := map[string]string{"TIDEMARK_DEV": "not read", "TIDEMARK_PAGE_KEY": "short"}[k]
+		return v, ok
+	}}
+	c, err := app.LoadConfig(env, "ws", app.WithoutPageKey())
+	if err != nil {
+		t.Fatalf("err = %v", err)
+	}
+	if !c.NoPageKey || c.PageKey != nil || c.Dev {
+		t.Errorf("config = %+v", c)
+	}
+	for _, v := range env.Vars() {
+		if v.Name == "TIDEMARK_PAGE_KEY" || v.Name == "TIDEMARK_DEV" {
+			t.Errorf("%s was read", v.Name)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package events
 import "time"
 
 // NewUser is the creation of a subaccount (protocol.new-users): it maps an account to its authority.
+// A record may also carry the wallet's builder accounts as they stand at Ts: absent, it says nothing
+// of them (not that the wallet has none), so the newest record carrying one tells its state.
 type NewUser struct {
 	Ts            int64  `json:"ts"`
 	TxSig         string `json:"txSig"`
@@ -14,7 +16,34 @@ type NewUser struct {
 	Name          string `json:"name"`
 	Referrer      string `json:"referrer,omitempty"` // referrer's authority
 	Delegate      string `json:"delegate,omitempty"`
+	// BuilderRevenueShareAccount is the wallet's revenue share account as a builder: where the fees
+	// of the orders it routes accrue.
+	BuilderRevenueShareAccount *BuilderAccount `json:"builderRevenueShareAccount,omitempty"`
+	// RevenueShareEscrow is the wallet's escrow of builder fees, with the builders it approved.
+	RevenueShareEscrow *RevenueShareEscrow `json:"revenueShareEscrow,omitempty"`
 }
+
+// BuilderAccount is a builder's revenue share account; totalBuilderRewards quote 1e6.
+type BuilderAccount struct {
+	AccountID           string `json:"accountId"`
+	TotalBuilderRewards Amount `json:"totalBuilderRewards"`
+}
+
+// RevenueShareEscrow is a wallet's escrow paying the builders of its orders.
+type RevenueShareEscrow struct {
+	AccountID        string            `json:"accountId"`
+	ApprovedBuilders []ApprovedBuilder `json:"approvedBuilders"`
+}
+
+// ApprovedBuilder is a builder a wallet lets charge its orders, up to MaxFeeTenthBps tenths of a basis
+// point of their notional.
+type ApprovedBuilder struct {
+	Authority      string `json:"authority"`
+	MaxFeeTenthBps int    `json:"maxFeeTenthBps"`
+}
+
+// MaxBuilderFeeTenthBps is the largest fee a builder can be approved for (the protocol keeps it in 16 bits).
+const MaxBuilderFeeTenthBps = 65535
 
 func (*NewUser) EventType() string { return "newUser" }
 func (r *NewUser) Validate() error { return r.ValidateAt(time.Now()) }
@@ -26,6 +55,22 @@ func (r *NewUser) ValidateAt(now time.Time) error {
 	c.nonNeg("subAccountId", int64(r.SubAccountID))
 	if len(r.Name) > 32 {
 		c.fail("name longer than 32 bytes")
+	}
+	if b := r.BuilderRevenueShareAccount; b != nil {
+		c.str("builderRevenueShareAccount.accountId", b.AccountID)
+		c.amount("builderRevenueShareAccount.totalBuilderRewards", b.TotalBuilderRewards)
+	}
+	if e := r.RevenueShareEscrow; e != nil {
+		c.str("revenueShareEscrow.accountId", e.AccountID)
+		if e.ApprovedBuilders == nil {
+			c.fail("revenueShareEscrow.approvedBuilders is required")
+		}
+		for _, a := range e.ApprovedBuilders {
+			c.str("revenueShareEscrow.approvedBuilders[].authority", a.Authority)
+			if a.MaxFeeTenthBps < 0 || a.MaxFeeTenthBps > MaxBuilderFeeTenthBps {
+				c.fail("revenueShareEscrow.approvedBuilders[].maxFeeTenthBps %d outside [0, %d]", a.MaxFeeTenthBps, MaxBuilderFeeTenthBps)
+			}
+		}
 	}
 	return c.err(r.EventType())
 }

@@ -231,6 +231,7 @@ func FuzzDecodeMatchesEncodingJSON(f *testing.F) {
 func TestFastPathCoversFlatRecords(t *testing.T) {
 	nested := map[string]bool{ // records with arrays, objects or raw JSON: encoding/json decodes them
 		events.TopicLiquidations: true, events.TopicAccountSnapshots: true, events.TopicParams: true,
+		events.TopicNewUsers: true,
 	}
 	for _, s := range samples() {
 		if got := events.UsesFastPath(s.rec); got == nested[s.topic] {

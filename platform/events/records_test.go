@@ -76,7 +76,8 @@ func samples() []sample {
 		{events.TopicLPMintRedeem, newLPMintRedeem(), "ts txSig txSigIndex slot spotMarketIndex constituentIndex " +
 			"lastAumSlot description authority amount fee oraclePrice mint lpAmount lpFee lpPrice mintRedeemId lastAum " +
 			"inMarketCurrentWeight inMarketTargetWeight lpPool"},
-		{events.TopicNewUsers, newNewUser(), "ts txSig txSigIndex slot userAuthority user subAccountId name referrer delegate"},
+		{events.TopicNewUsers, newNewUser(), "ts txSig txSigIndex slot userAuthority user subAccountId name referrer delegate " +
+			"builderRevenueShareAccount revenueShareEscrow"},
 		{events.TopicMarketStates, newMarketState(), "ts slot marketIndex marketType symbol oraclePrice markPrice bidPrice " +
 			"askPrice longSpread shortSpread baseAssetAmountWithAmm baseAssetAmountLong baseAssetAmountShort openInterest " +
 			"fundingRateLong fundingRateShort"},
@@ -225,6 +226,9 @@ func newNewUser() *events.NewUser {
 	return &events.NewUser{
 		Ts: testTs, TxSig: testSig, Slot: 310_000_000, UserAuthority: testAuth, User: testUser, SubAccountID: 1,
 		Name: "Subaccount 1", Referrer: testMaker, Delegate: testMaker,
+		BuilderRevenueShareAccount: &events.BuilderAccount{AccountID: testMaker, TotalBuilderRewards: "1250000"},
+		RevenueShareEscrow: &events.RevenueShareEscrow{AccountID: testUser,
+			ApprovedBuilders: []events.ApprovedBuilder{{Authority: testMaker, MaxFeeTenthBps: 50}}},
 	}
 }
 

@@ -130,6 +130,21 @@ func TestValidateRejects(t *testing.T) {
 			r.Name = strings.Repeat("x", 33)
 			return r
 		}, "name"},
+		{"new user builder account without rewards", func() events.Record {
+			r := newNewUser()
+			r.BuilderRevenueShareAccount.TotalBuilderRewards = ""
+			return r
+		}, "builderRevenueShareAccount.totalBuilderRewards is required"},
+		{"new user escrow without builders", func() events.Record {
+			r := newNewUser()
+			r.RevenueShareEscrow.ApprovedBuilders = nil
+			return r
+		}, "revenueShareEscrow.approvedBuilders is required"},
+		{"new user builder fee out of range", func() events.Record {
+			r := newNewUser()
+			r.RevenueShareEscrow.ApprovedBuilders[0].MaxFeeTenthBps = 70000
+			return r
+		}, "maxFeeTenthBps 70000"},
 		{"market state perp without mark", func() events.Record { r := newMarketState(); r.MarkPrice = ""; return r }, "markPrice"},
 		{"market state decimals out of range", func() events.Record { r := newMarketState(); r.Decimals = new(19); return r }, "decimals 19"},
 		{"snapshot kind mismatch", func() events.Record { r := newTradingSnapshot(); r.Kind = events.SnapshotEarn; return r }, "earn is required"},

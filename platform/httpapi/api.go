@@ -163,15 +163,27 @@ type RouteOption func(*routeConfig)
 
 type routeConfig struct {
 	cacheControl string
+	bareFailures bool
 	cache        *responseCache
 	coalesce     bool
 	headers      []string // request headers a browser on another origin may send (AllowHeaders)
+	auth         Authenticator
+	challenge    string // WWW-Authenticate of the route's 401s
 }
 
 // CacheControl sets the Cache-Control header of the route's successful responses. Without it they carry
 // "no-cache" (history changes as events arrive); error responses always carry "no-store".
 func CacheControl(value string) RouteOption {
 	return func(c *routeConfig) { c.cacheControl = value }
+}
+
+// BareServerFailures makes every server-side failure of the route (an internal error, a dependency
+// that cannot be reached, a panic) answer 500 with the body {"success":false}: no message, no
+// Retry-After. It is for the groups whose contract declares that one server failure answer (the
+// AMM series); the others answer 500 "internal error" and 503 with Retry-After while the database
+// is unreachable. Failures are logged as usual.
+func BareServerFailures() RouteOption {
+	return func(c *routeConfig) { c.bareFailures = true }
 }
 
 // AllowHeaders lets browsers on other origins send these request headers to the route (they are
@@ -181,12 +193,36 @@ func AllowHeaders(names ...string) RouteOption {
 	return func(c *routeConfig) { c.headers = append(c.headers, names...) }
 }
 
+// Authenticator checks the credentials of a request to an authenticated route before anything else
+// of the route runs. It returns the context the handler gets (carrying who the caller is, for the
+// service to read back), or the error to answer: fault.Unauthorized (401) for missing or bad
+// credentials, fault.Forbidden (403) for credentials that do not allow the request, any other error
+// as handlers' errors are.
+type Authenticator func(r *http.Request) (context.Context, error)
+
+// Authenticate makes the route serve only requests auth accepts; the rules of the credentials are the
+// service's, auth applies them. challenge is the WWW-Authenticate value of the route's 401 answers
+// (RFC 9110 wants one). An authenticated answer belongs to its caller: it is "private, no-store" unless
+// CacheControl says otherwise, and Handle panics when the route is also shared (SharedCache,
+// Coalesce), which would hand one caller's answer to another.
+func Authenticate(challenge string, auth Authenticator) RouteOption {
+	return func(c *routeConfig) {
+		c.auth, c.challenge = auth, challenge
+		if c.cacheControl == "no-cache" {
+			c.cacheControl = "private, no-store"
+		}
+	}
+}
+
 // Handle registers f for method and path (a gorilla/mux template such as "/market/{symbol}/trades").
 // Keep path variables free of regexps: a malformed value must reach the handler and answer 400, not 404.
 func (a *API) Handle(method, path string, f Func, opts ...RouteOption) {
 	cfg := routeConfig{cacheControl: "no-cache"}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if cfg.auth != nil && (cfg.cache != nil || cfg.coalesce) {
+		panic(fmt.Sprintf("httpapi: %s %s: an authenticated route cannot share answers (SharedCache, Coalesce)", method, path))
 	}
 	if cfg.cache != nil {
 		f = cfg.cache.wrap(f, a.clock)
@@ -203,13 +239,26 @@ func (a *API) Handle(method, path string, f Func, opts ...RouteOption) {
 // wrap is the one place that turns a Func's outcome into a response.
 func (a *API) wrap(f Func, cfg routeConfig) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Credentials come first: a caller who has none learns nothing of the route, not even
+		// which of its inputs are wrong.
+		if cfg.auth != nil {
+			ctx, err := cfg.auth(r)
+			if err != nil {
+				if fault.CodeOf(err) == fault.Unauthorized && cfg.challenge != "" {
+					w.Header().Set("WWW-Authenticate", cfg.challenge)
+				}
+				a.writeError(w, r, err)
+				return
+			}
+			r = r.WithContext(ctx)
+		}
 		if err := checkInput(r); err != nil {
-			a.writeError(w, r, err)
+			a.writeRouteError(w, r, err, cfg)
 			return
 		}
 		res, err := f(r)
 		if err != nil {
-			a.writeError(w, r, err)
+			a.writeRouteError(w, r, err, cfg)
 			return
 		}
 		w.Header().Set("Cache-Control", cfg.cacheControl)
@@ -220,7 +269,7 @@ func (a *API) wrap(f Func, cfg routeConfig) http.Handler {
 			tw := &trackingWriter{ResponseWriter: w}
 			if err := v.Respond(tw, r); err != nil {
 				if !tw.wrote {
-					a.writeError(w, r, err)
+					a.writeRouteError(w, r, err, cfg)
 					return
 				}
 				// Mostly a client that went away mid-stream: nothing to answer and not a server fault.
@@ -230,7 +279,7 @@ func (a *API) wrap(f Func, cfg routeConfig) http.Handler {
 		default:
 			body, err := encodeJSON(v)
 			if err != nil {
-				a.writeError(w, r, err)
+				a.writeRouteError(w, r, err, cfg)
 				return
 			}
 			_ = writeBody(w, http.StatusOK, body) // a failed write means the client left
@@ -277,6 +326,11 @@ func (a *API) routeFor(r *http.Request, method string) (routeConfig, bool) {
 // writeError answers err; an error Options.Unavailable recognises is answered as fault.Unavailable.
 // An outage is logged when it starts and when a request succeeds again, not once per request.
 func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	a.writeRouteError(w, r, err, routeConfig{})
+}
+
+// writeRouteError is writeError for a route configured with cfg.
+func (a *API) writeRouteError(w http.ResponseWriter, r *http.Request, err error, cfg routeConfig) {
 	code := fault.CodeOf(err)
 	if code == fault.Internal && a.unavailable != nil && a.unavailable(err) {
 		code = fault.Unavailable
@@ -289,6 +343,10 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			a.logger.LogAttrs(r.Context(), slog.LevelDebug, "dependency still unavailable",
 				slog.String("route", routeOf(r)), slog.String("error", err.Error()))
 		}
+	}
+	if cfg.bareFailures && StatusOf(code) >= 500 {
+		writeBareFailure(w, r, err, code, a.logger)
+		return
 	}
 	writeError(w, r, err, code, a.logger)
 }
@@ -453,6 +511,9 @@ func (a *API) serveRecovered(rec *recorder, r *http.Request) (aborted bool) {
 		rec.Header().Del("Content-Disposition")
 		rec.Header().Set("Cache-Control", "no-store")
 		body, _ := encodeJSON(errorBody{Success: false, Message: "internal error"})
+		if cfg, ok := a.routeFor(r, r.Method); ok && cfg.bareFailures {
+			body = []byte(bareFailureBody)
+		}
 		writeBody(rec, http.StatusInternalServerError, body)
 	}()
 	a.router.ServeHTTP(rec, r)

@@ -417,3 +417,93 @@ func TestErrorMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestBareServerFailures: a route with BareServerFailures answers every server failure 500
+// {"success":false} (an unreachable database and a panic included), still logs internal errors, and
+// answers client errors as every route does.
+func TestBareServerFailures(t *testing.T) {
+	unreachable := errors.New("dial tcp: connection refused")
+	tests := []struct {
+		name       string
+		f          httpapi.Func
+		wantStatus int
+		wantBody   string
+		wantLogged bool
+	}{
+		{"internal", func(*http.Request) (any, error) { return nil, errors.New("boom") }, 500, `{"success":false}` + "\n", true},
+		{"internal code", func(*http.Request) (any, error) { return nil, fault.Errorf(fault.Internal, "secret") }, 500, `{"success":false}` + "\n", true},
+		{"database unreachable", func(*http.Request) (any, error) { return nil, unreachable }, 500, `{"success":false}` + "\n", false},
+		{"panic", func(*http.Request) (any, error) { panic("kaboom") }, 500, `{"success":false}` + "\n", true},
+		{"invalid", func(*http.Request) (any, error) {
+			return nil, fault.Errorf(fault.Invalid, "start must be less than end")
+		},
+			400, `{"success":false,"message":"start must be less than end"}` + "\n", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs logBuffer
+			a := httpapi.New(httpapi.Options{Logger: newLogger(&logs), Unavailable: func(err error) bool { return errors.Is(err, unreachable) }})
+			a.Handle(http.MethodGet, "/amm/{name}", tt.f, httpapi.BareServerFailures())
+			a.Handle(http.MethodGet, "/other", func(*http.Request) (any, error) { return nil, unreachable })
+			srv := mustServe(t, a)
+			r := mustGet(t, srv.URL+"/amm/position")
+			if r.status != tt.wantStatus || r.body != tt.wantBody {
+				t.Errorf("got %d %s, want %d %s", r.status, r.body, tt.wantStatus, tt.wantBody)
+			}
+			if got := r.header.Get("Retry-After"); got != "" {
+				t.Errorf("Retry-After = %q, want none", got)
+			}
+			if got := r.header.Get("Cache-Control"); got != "no-store" {
+				t.Errorf("Cache-Control = %q", got)
+			}
+			eventually(t, "access log", func() bool { return logs.count(t, map[string]any{"msg": "http request"}) == 1 })
+			if n := logs.count(t, map[string]any{"level": "ERROR"}); (n > 0) != (tt.wantLogged || tt.name == "database unreachable") {
+				t.Errorf("%d ERROR lines: %v", n, logs.lines(t))
+			}
+			// The other routes keep their answers.
+			if r := mustGet(t, srv.URL+"/other"); r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
+				t.Errorf("a route without the option answered %d %s", r.status, r.body)
+			}
+		})
+	}
+}
+
+// TestAppendJSONFrom: the answer is appended when written, with the request's context; a failure
+// before anything is written is answered as the handler's error, with the route's error rules.
+func TestAppendJSONFrom(t *testing.T) {
+	a := httpapi.New(httpapi.Options{})
+	type key struct{}
+	a.Handle(http.MethodGet, "/ok", func(r *http.Request) (any, error) {
+		return httpapi.AppendJSONFrom(8, func(ctx context.Context, dst []byte) ([]byte, error) {
+			if ctx.Value(key{}) != nil {
+				return nil, errors.New("not the request's context")
+			}
+			return append(dst, `{"success":true,"data":[1,2,3]}`...), nil
+		}), nil
+	}, httpapi.CacheControl("public, max-age=10"))
+	a.Handle(http.MethodGet, "/invalid", func(r *http.Request) (any, error) {
+		return httpapi.AppendJSONFrom(8, func(context.Context, []byte) ([]byte, error) {
+			return nil, fault.Errorf(fault.Invalid, "no such thing")
+		}), nil
+	})
+	a.Handle(http.MethodGet, "/failed", func(r *http.Request) (any, error) {
+		return httpapi.AppendJSONFrom(8, func(context.Context, []byte) ([]byte, error) {
+			return nil, errors.New("read failed")
+		}), nil
+	}, httpapi.BareServerFailures())
+	srv := mustServe(t, a)
+	cases := []struct {
+		path, body, cacheControl string
+		status                   int
+	}{
+		{"/ok", `{"success":true,"data":[1,2,3]}`, "public, max-age=10", 200},
+		{"/invalid", `{"success":false,"message":"no such thing"}` + "\n", "no-store", 400},
+		{"/failed", `{"success":false}` + "\n", "no-store", 500},
+	}
+	for _, c := range cases {
+		r := mustGet(t, srv.URL+c.path)
+		if r.status != c.status || r.body != c.body || r.header.Get("Cache-Control") != c.cacheControl {
+			t.Errorf("%s: %d %q (Cache-Control %q)", c.path, r.status, r.body, r.header.Get("Cache-Control"))
+		}
+	}
+}

@@ -47,9 +47,11 @@ func StatusOf(code fault.Code) int {
 	}
 }
 
-// errorBody is the envelope of every error answer.
+// errorBody is the envelope of every error answer. Error is set on 401s only ("Unauthorized"), as the
+// protocol's existing API answers them, so that clients of it recognise a refused signature.
 type errorBody struct {
 	Success bool   `json:"success"`
+	Error   string `json:"error,omitempty"`
 	Message string `json:"message"`
 }
 
@@ -95,8 +97,35 @@ func writeError(w http.ResponseWriter, r *http.Request, err error, code fault.Co
 	default:
 		msg = fault.MessageOf(err)
 	}
+	body := errorBody{Success: false, Message: msg}
+	if status == http.StatusUnauthorized {
+		body.Error = "Unauthorized"
+	}
 	h := w.Header()
 	h.Del("Content-Disposition")
 	h.Set("Cache-Control", "no-store")
-	writeJSON(w, status, errorBody{Success: false, Message: msg})
+	writeJSON(w, status, body)
+}
+
+// bareFailureBody is the answer of a server failure on a route with BareServerFailures.
+const bareFailureBody = `{"success":false}` + "\n"
+
+// writeBareFailure answers a server failure (code maps to 5xx) as 500 {"success":false}, logging it
+// as writeError would: internal errors once each, a client that went away at Info (status 499).
+func writeBareFailure(w http.ResponseWriter, r *http.Request, err error, code fault.Code, logger *slog.Logger) {
+	status := http.StatusInternalServerError
+	switch {
+	case code == fault.Internal && errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+		status = statusClientClosedRequest
+		logger.LogAttrs(r.Context(), slog.LevelInfo, "request canceled by client",
+			slog.String("route", routeOf(r)), slog.String("path", r.URL.Path))
+	case code != fault.Unavailable: // an outage is logged by the API, once
+		logger.LogAttrs(r.Context(), slog.LevelError, "internal error",
+			slog.String("method", r.Method), slog.String("route", routeOf(r)),
+			slog.String("path", r.URL.Path), slog.String("error", err.Error()))
+	}
+	h := w.Header()
+	h.Del("Content-Disposition")
+	h.Set("Cache-Control", "no-store")
+	_ = writeBody(w, status, []byte(bareFailureBody))
 }

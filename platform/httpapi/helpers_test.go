@@ -108,13 +108,14 @@ func mustGet(tb testing.TB, url string) response {
 	return mustDo(tb, http.MethodGet, url)
 }
 
-// errorEnvelope decodes an error answer strictly: exactly success and message.
+// errorEnvelope decodes an error answer strictly: exactly success and message, and error on a 401.
 func errorEnvelope(tb testing.TB, r response) (success bool, message string) {
 	tb.Helper()
 	dec := json.NewDecoder(strings.NewReader(r.body))
 	dec.DisallowUnknownFields()
 	var e struct {
 		Success *bool   `json:"success"`
+		Error   *string `json:"error"`
 		Message *string `json:"message"`
 	}
 	if err := dec.Decode(&e); err != nil {
@@ -122,6 +123,10 @@ func errorEnvelope(tb testing.TB, r response) (success bool, message string) {
 	}
 	if e.Success == nil || e.Message == nil {
 		tb.Fatalf("error body %q lacks success or message", r.body)
+	}
+	if unauthorized := r.status == http.StatusUnauthorized; unauthorized != (e.Error != nil) ||
+		(unauthorized && *e.Error != "Unauthorized") {
+		tb.Fatalf("error body %q of a %d: error must be \"Unauthorized\" on 401s and absent otherwise", r.body, r.status)
 	}
 	return *e.Success, *e.Message
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -200,4 +201,26 @@ type appendedJSON struct {
 
 func (a appendedJSON) Respond(w http.ResponseWriter, r *http.Request) error {
 	return writeBody(w, http.StatusOK, a.appendTo(Scratch(r.Context(), a.size)))
+}
+
+// AppendJSONFrom is AppendJSON for an answer read while it is written, so that what it is made of
+// (rows in a database driver's buffer, say) need not be copied or kept: appendTo runs when the answer
+// is written, with the request's context, appends the whole document to dst (room for at least
+// sizeHint bytes, lent as AppendJSON lends it) and returns the result, or an error. Nothing is written
+// before appendTo returns, so its error is answered as the handler's would have been.
+func AppendJSONFrom(sizeHint int, appendTo func(ctx context.Context, dst []byte) ([]byte, error)) Responder {
+	return appendedJSONFrom{size: sizeHint, appendTo: appendTo}
+}
+
+type appendedJSONFrom struct {
+	size     int
+	appendTo func(ctx context.Context, dst []byte) ([]byte, error)
+}
+
+func (a appendedJSONFrom) Respond(w http.ResponseWriter, r *http.Request) error {
+	body, err := a.appendTo(r.Context(), Scratch(r.Context(), a.size))
+	if err != nil {
+		return err
+	}
+	return writeBody(w, http.StatusOK, body)
 }

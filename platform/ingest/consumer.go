@@ -43,9 +43,8 @@ type Config struct {
 	BatchWait time.Duration
 	// Writers is how many batches are written at once, each in its own transaction on its own
 	// connection (default DefaultWriters). A topic partition is always written by the same writer,
-	// so its batches commit in order; partition p of the i-th topic goes to writer (p + i) mod
-	// Writers, the same one in every run, so that a skewed topic is spread the same way each time
-	// and its load can be reproduced (see WriterOf). One writer keeps one Postgres backend busy, and a backlog then waits on that
+	// so its batches commit in order; partition p of every topic goes to writer p mod Writers (see
+	// WriterOf). One writer keeps one Postgres backend busy, and a backlog then waits on that
 	// backend's core while the database's others idle.
 	Writers int
 	// MinBackoff and MaxBackoff bound the wait between retries of a failed batch
@@ -478,10 +477,6 @@ type batch struct {
 // blocking while that is full. It returns when ctx ends, handing over what it holds.
 func (c *Consumer) fetchLoop(ctx context.Context, r *kafkago.Reader, queues []chan *batch, free chan *batch) {
 	open := make([]*batch, len(queues))
-	topicIndex := make(map[string]int, len(c.topics))
-	for i, t := range c.topics {
-		topicIndex[t] = i
-	}
 	// Sending is not abandoned when ctx ends: the writers drain their queues until they close.
 	handOver := func(due time.Time) {
 		for i, b := range open {
@@ -533,7 +528,7 @@ func (c *Consumer) fetchLoop(ctx context.Context, r *kafkago.Reader, queues []ch
 		}
 		backoff = c.cfg.MinBackoff
 
-		i := WriterOf(topicIndex[m.Topic], m.Partition, len(queues))
+		i := WriterOf(m.Partition, len(queues))
 		b := open[i]
 		if b == nil {
 			select {
@@ -559,9 +554,12 @@ func (c *Consumer) fetchLoop(ctx context.Context, r *kafkago.Reader, queues []ch
 	}
 }
 
-// WriterOf is the writer (of writers) that writes partition p of the consumer's topic-th topic, in
-// the order of its sinks.
-func WriterOf(topic, p, writers int) int { return (p + topic) % writers }
+// WriterOf is the writer (of writers) that writes partition p of every topic. Producers key the
+// topics of one thing alike (an account's orders and its order actions, say) and partition them by
+// the same hash, so the same partition of each holds it: one writer then writes all of its rows, and
+// rows that several topics change (an order's state) are never locked by two writers' transactions
+// in opposite orders. The same writer in every run, so a skewed load is spread the same way each time.
+func WriterOf(p, writers int) int { return p % writers }
 
 // until returns ctx bounded by due, or merely cancelable when due is zero.
 func until(ctx context.Context, due time.Time) (context.Context, context.CancelFunc) {

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -522,6 +524,86 @@ func TestConsumerRefusedValuesToDLQ(t *testing.T) {
 		delete(refused, key)
 		if reason, _ := kafka.Header(m, ingest.HeaderDLQReason); !strings.Contains(reason, want) {
 			t.Errorf("%s: reason %q, want it to contain %q", key, reason, want)
+		}
+	}
+}
+
+// TestTopicsKeyedAlikeShareAWriter: partition p of every topic goes to one writer, so the topics of
+// one thing, keyed and partitioned alike (an account's orders and its actions), are written by one
+// transaction at a time and never lock the rows they share in opposite orders from two writers.
+// Each partition's messages are there before the consumer starts, so that every writer's first batch
+// holds all of its partitions, of both topics, and one transaction writes them.
+func TestTopicsKeyedAlikeShareAWriter(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t, srv)
+	newItemsDB(t, pool)
+	topics := []string{"orders", "actions"}
+	e, err := kafka.StartEmbedded(ctx, kafka.EmbeddedOptions{Partitions: 2, Topics: topics})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	kc := kafka.Config{Brokers: e.Brokers(), ClientID: t.Name()}
+	for _, topic := range topics {
+		w := kc.NewWriter(topic)
+		w.Balancer = kafkago.BalancerFunc(func(m kafkago.Message, _ ...int) int { return int(m.Key[0] - '0') })
+		var msgs []kafkago.Message
+		for p := range 2 {
+			for range 5 {
+				msgs = append(msgs, kafkago.Message{Key: []byte{byte('0' + p)}, Value: []byte(fmt.Sprint(p))})
+			}
+		}
+		if err := w.WriteMessages(ctx, msgs...); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+	}
+
+	var mu sync.Mutex
+	txOf := map[string]map[int64]bool{} // "topic/partition" -> the transactions that wrote it
+	sink := func(topic string) ingest.Sink {
+		return ingest.NewSink(topic, func(m ingest.Message) (string, error) { return string(m.Value), nil },
+			func(ctx context.Context, tx pgx.Tx, parts []string) error {
+				var id int64
+				if err := tx.QueryRow(ctx, "SELECT txid_current()").Scan(&id); err != nil {
+					return err
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				for _, p := range parts {
+					k := topic + "/" + p
+					if txOf[k] == nil {
+						txOf[k] = map[int64]bool{}
+					}
+					txOf[k][id] = true
+				}
+				return nil
+			})
+	}
+	cfg := testConfig()
+	cfg.BatchWait = time.Second
+	c, err := ingest.NewConsumer(cfg, ingest.Deps{Pool: pool, Kafka: kc, Registerer: prometheus.NewRegistry()},
+		[]ingest.Sink{sink("orders"), sink("actions")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := start(t, c)
+	eventually(t, 20*time.Second, func() (bool, string) {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(txOf) == 4, fmt.Sprint(txOf)
+	})
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"0", "1"} {
+		if !maps.Equal(txOf["orders/"+p], txOf["actions/"+p]) {
+			t.Errorf("partition %s: orders written by transactions %v, actions by %v", p, txOf["orders/"+p], txOf["actions/"+p])
+		}
+	}
+	for id := range txOf["orders/0"] {
+		if txOf["orders/1"][id] {
+			t.Errorf("transaction %d wrote both partitions: the two writers did not share them", id)
 		}
 	}
 }

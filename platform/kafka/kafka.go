@@ -74,6 +74,66 @@ func (c Config) NewReader(group string, topics []string) *kafkago.Reader {
 	})
 }
 
+// NewPartitionReader returns a reader of one partition of topic without a group, positioned by the
+// caller with SetOffset: for consumers that must know where they start (every replica of the
+// WebSocket edge reads every partition from the end offsets it looked up) and commit nothing.
+func (c Config) NewPartitionReader(topic string, partition int) *kafkago.Reader {
+	return kafkago.NewReader(kafkago.ReaderConfig{
+		Brokers:   c.Brokers,
+		Topic:     topic,
+		Partition: partition,
+		MinBytes:  1,
+		MaxBytes:  1 << 20,
+		// A live feed: an empty fetch returns soon so that the next message waits on a fresh one.
+		MaxWait:       100 * time.Millisecond,
+		QueueCapacity: 4096,
+		Dialer: &kafkago.Dialer{
+			ClientID: c.ClientID,
+			Timeout:  10 * time.Second,
+			DialFunc: bufconn.Dialer(nil),
+		},
+	})
+}
+
+// EndOffsets returns, for every partition of each topic, the offset the next message written to it
+// will have. A topic that does not exist is an error.
+func (c Config) EndOffsets(ctx context.Context, topics ...string) (map[string]map[int]int64, error) {
+	client := &kafkago.Client{Addr: kafkago.TCP(c.Brokers...), Timeout: 10 * time.Second}
+	meta, err := client.Metadata(ctx, &kafkago.MetadataRequest{Topics: topics})
+	if err != nil {
+		return nil, fmt.Errorf("kafka: metadata of %v: %w", topics, err)
+	}
+	req := &kafkago.ListOffsetsRequest{Topics: map[string][]kafkago.OffsetRequest{}}
+	for _, t := range meta.Topics {
+		if t.Error != nil {
+			return nil, fmt.Errorf("kafka: topic %s: %w", t.Name, t.Error)
+		}
+		for _, p := range t.Partitions {
+			req.Topics[t.Name] = append(req.Topics[t.Name], kafkago.LastOffsetOf(p.ID))
+		}
+	}
+	for _, t := range topics {
+		if len(req.Topics[t]) == 0 {
+			return nil, fmt.Errorf("kafka: topic %s has no partitions", t)
+		}
+	}
+	resp, err := client.ListOffsets(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: end offsets of %v: %w", topics, err)
+	}
+	out := make(map[string]map[int]int64, len(topics))
+	for t, parts := range resp.Topics {
+		out[t] = make(map[int]int64, len(parts))
+		for _, p := range parts {
+			if p.Error != nil {
+				return nil, fmt.Errorf("kafka: end offset of %s/%d: %w", t, p.Partition, p.Error)
+			}
+			out[t][p.Partition] = p.LastOffset
+		}
+	}
+	return out, nil
+}
+
 // ToKafka converts m and adds the trace context of ctx to its headers.
 func ToKafka(ctx context.Context, m events.Message) kafkago.Message {
 	km := kafkago.Message{Topic: m.Topic, Key: m.Key, Value: m.Value}

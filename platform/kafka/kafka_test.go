@@ -173,3 +173,63 @@ func assertPartitions(tb testing.TB, brokers []string, topic string, want int) {
 		tb.Errorf("%s has %d partitions, want %d", topic, len(parts), want)
 	}
 }
+
+// TestPartitionReaderFromEndOffsets: a reader positioned at the end offsets looked up before a write
+// gets exactly what was written after, partition by partition; a missing topic is an error.
+func TestPartitionReaderFromEndOffsets(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	e := startBroker(t, kafka.EmbeddedOptions{Partitions: 2, Topics: []string{"edge"}})
+	kc := kafka.Config{Brokers: e.Brokers(), ClientID: "test"}
+	w := kc.NewWriter("edge")
+	defer w.Close()
+	write := func(from, to int) {
+		t.Helper()
+		var msgs []kafkago.Message
+		for i := from; i < to; i++ {
+			msgs = append(msgs, kafkago.Message{Key: fmt.Appendf(nil, "k%d", i%5), Value: fmt.Appendf(nil, "%d", i)})
+		}
+		if err := w.WriteMessages(ctx, msgs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(0, 10)
+	ends, err := kc.EndOffsets(ctx, "edge")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ends["edge"]) != 2 || ends["edge"][0]+ends["edge"][1] != 10 {
+		t.Fatalf("end offsets = %v, want 2 partitions holding 10 messages", ends)
+	}
+	write(10, 20)
+	seen := 0
+	for p, end := range ends["edge"] {
+		after, err := kc.EndOffsets(ctx, "edge")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := kc.NewPartitionReader("edge", p)
+		if err := r.SetOffset(end); err != nil {
+			t.Fatal(err)
+		}
+		for off := end; off < after["edge"][p]; off++ {
+			m, err := r.FetchMessage(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var n int
+			fmt.Sscan(string(m.Value), &n)
+			if m.Offset != off || n < 10 {
+				t.Errorf("partition %d: offset %d value %d, want offset %d and a value of the second write", p, m.Offset, n, off)
+			}
+			seen++
+		}
+		r.Close()
+	}
+	if seen != 10 {
+		t.Errorf("read %d messages after the end offsets, want 10", seen)
+	}
+	if _, err := kc.EndOffsets(ctx, "edge", "no.such.topic"); err == nil {
+		t.Error("EndOffsets of a missing topic: no error")
+	}
+}

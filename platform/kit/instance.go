@@ -52,11 +52,14 @@ type Settings struct {
 // partitionsFrom is the first month with partitions: the spec's archive starts in 2022.
 var partitionsFrom = time.Date(2022, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// partitionsAhead is how many months past now get partitions before data arrives, and
-// partitionUpkeep how often that is checked: a failing upkeep has months to be noticed.
+// partitionsAhead is how many months past now get monthly partitions before data arrives,
+// dailyPartitionsAhead how many days get daily ones (records may be a day ahead of the clock, see
+// events.MaxClockSkew), and partitionUpkeep how often that is checked and old partitions dropped:
+// a failing upkeep has days to be noticed.
 const (
-	partitionsAhead = 3
-	partitionUpkeep = 6 * time.Hour
+	partitionsAhead      = 3
+	dailyPartitionsAhead = 7
+	partitionUpkeep      = 6 * time.Hour
 )
 
 // Instance is a started service: its schema migrated, its parts built, its routes registered.
@@ -74,11 +77,12 @@ type Instance struct {
 	topics   []string
 
 	hasInternal bool // it declared internal routes of its own
-
-	background func(ctx context.Context) error // Parts.Run; nil when none
+	jobs        []Job
 
 	outbox *outbox.Publisher // nil when the service publishes nothing
 	writer interface{ Close() error }
+
+	partitioning map[string]Partitioning // by "schema.table": the tables declared otherwise than monthly, kept
 
 	mu         sync.Mutex
 	partitions error // the last partition upkeep's failure, reported by Ready
@@ -106,11 +110,9 @@ func Start(ctx context.Context, svc Service, rt Runtime, set Settings) (*Instanc
 	if err := pg.Migrate(ctx, rt.Pool, inst.schema, svc.Migrations); err != nil {
 		return nil, fmt.Errorf("%s: %w", svc.Name, err)
 	}
-	if err := inst.ensurePartitions(ctx); err != nil {
-		return nil, fmt.Errorf("%s: %w", svc.Name, err)
-	}
-	// The outbox is made after Build, and the service runs only after Start returns: by the time
-	// the service wakes it, it is there.
+	// Built before the partitions exist, since the parts declare how some are kept; nothing of
+	// them runs before Run. The outbox is made after Build too: by the time the service wakes it,
+	// it is there.
 	wake := func() {
 		if inst.outbox != nil {
 			inst.outbox.Wake()
@@ -119,6 +121,18 @@ func Start(ctx context.Context, svc Service, rt Runtime, set Settings) (*Instanc
 	parts, err := svc.Build(Deps{Schema: inst.schema, Pool: rt.Pool, Now: rt.Now, Logger: inst.logger, WakeOutbox: wake})
 	if err != nil {
 		return nil, fmt.Errorf("%s: build: %w", svc.Name, err)
+	}
+	for _, j := range parts.Jobs {
+		if j.Name == "" || j.Run == nil {
+			return nil, fmt.Errorf("%s: a job needs a Name and a Run", svc.Name)
+		}
+	}
+	inst.jobs = parts.Jobs
+	if err := inst.declarePartitions(ctx, parts.Partitions); err != nil {
+		return nil, fmt.Errorf("%s: %w", svc.Name, err)
+	}
+	if err := inst.ensurePartitions(ctx); err != nil {
+		return nil, fmt.Errorf("%s: %w", svc.Name, err)
 	}
 	if inst.series, err = series.New(rt.Pool, inst.schema, parts.Series, set.Export, inst.logger.With("component", "export")); err != nil {
 		return nil, fmt.Errorf("%s: %w", svc.Name, err)
@@ -143,7 +157,6 @@ func Start(ctx context.Context, svc Service, rt Runtime, set Settings) (*Instanc
 			inst.topics = append(inst.topics, s.Topic(), ingest.DLQTopic(s.Topic()))
 		}
 	}
-	inst.background = parts.Run
 	if len(svc.Publishes) > 0 {
 		w := rt.Kafka.NewWriter("")
 		inst.writer = w
@@ -243,8 +256,8 @@ func (i *Instance) Ready() error {
 	return nil
 }
 
-// Run consumes, publishes, keeps partitions ahead and runs the service's own background work
-// (Parts.Run) until ctx ends. The consumer finishes and commits its batch before Run returns.
+// Run consumes, publishes, keeps partitions ahead and runs the service's jobs until ctx ends. The consumer finishes and commits
+// its batch before Run returns.
 func (i *Instance) Run(ctx context.Context) error {
 	var g app.Group
 	if i.consumer != nil {
@@ -254,8 +267,8 @@ func (i *Instance) Run(ctx context.Context) error {
 		g.Add(i.svc.Name+" outbox", i.outbox.Run)
 	}
 	g.Add(i.svc.Name+" partitions", i.keepPartitions)
-	if i.background != nil {
-		g.Add(i.svc.Name+" background", i.background)
+	for _, j := range i.jobs {
+		g.Add(i.svc.Name+" "+j.Name, j.Run)
 	}
 	err := g.Run(ctx)
 	if i.writer != nil {
@@ -266,16 +279,58 @@ func (i *Instance) Run(ctx context.Context) error {
 	return err
 }
 
-// ensurePartitions creates the missing monthly partitions of every partitioned table of the schema,
-// from the first month of the archive to partitionsAhead months past now.
+// declarePartitions checks that every declared table is a range-partitioned table of the schema.
+func (i *Instance) declarePartitions(ctx context.Context, decl []Partitioning) error {
+	tables, err := pg.PartitionedTables(ctx, i.rt.Pool, i.schema)
+	if err != nil {
+		return err
+	}
+	i.partitioning = map[string]Partitioning{}
+	for _, p := range decl {
+		name := i.schema + "." + p.Table
+		switch {
+		case !slices.Contains(tables, name):
+			return fmt.Errorf("partitions declared for %s, which is no range-partitioned table of the schema", name)
+		case p.Retention < 0:
+			return fmt.Errorf("partitions of %s: negative retention %s", name, p.Retention)
+		case p.Period != pg.Monthly && p.Period != pg.Daily:
+			return fmt.Errorf("partitions of %s: unknown period %d", name, p.Period)
+		}
+		if _, dup := i.partitioning[name]; dup {
+			return fmt.Errorf("partitions of %s declared twice", name)
+		}
+		i.partitioning[name] = p
+	}
+	return nil
+}
+
+// ensurePartitions creates the missing partitions of every partitioned table of the schema, up to
+// partitionsAhead months (dailyPartitionsAhead days) past now: monthly ones from the first month of
+// the archive, or as the service declared them, from its retention on, after dropping those older.
 func (i *Instance) ensurePartitions(ctx context.Context) error {
 	tables, err := pg.PartitionedTables(ctx, i.rt.Pool, i.schema)
 	if err != nil {
 		return err
 	}
-	to := i.rt.Now().UTC().AddDate(0, partitionsAhead, 0)
+	now := i.rt.Now().UTC()
 	for _, t := range tables {
-		if err := pg.EnsureMonthlyPartitions(ctx, i.rt.Pool, t, partitionsFrom, to); err != nil {
+		p := i.partitioning[t] // the zero value: monthly, kept
+		from, to := partitionsFrom, now.AddDate(0, partitionsAhead, 0)
+		if p.Period == pg.Daily {
+			to = now.AddDate(0, 0, dailyPartitionsAhead)
+		}
+		if p.Retention > 0 {
+			from = now.Add(-p.Retention)
+			dropped, err := pg.DropPartitionsBefore(ctx, i.rt.Pool, t, from.Unix())
+			if err != nil {
+				return err
+			}
+			if len(dropped) > 0 {
+				i.logger.Info("dropped partitions past their retention", "table", t, "retention", p.Retention.String(),
+					"partitions", dropped)
+			}
+		}
+		if err := pg.EnsurePartitions(ctx, i.rt.Pool, t, p.Period, from, to); err != nil {
 			return err
 		}
 	}

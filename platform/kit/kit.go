@@ -1,7 +1,7 @@
 // Package kit runs a tidemark service from its declaration. A service is its records, its SQL and its
 // routes: it declares its name, its schema's migrations, the topics it consumes (a sink each), its
 // event-table series, its custom routes and the edge topics it publishes, and the kit does the rest:
-// configuration from the environment, migrations, monthly partitions, the consumer, the outbox
+// configuration from the environment, migrations, partitions (monthly, or as declared), the consumer, the outbox
 // publisher, the public and internal listeners, readiness, metrics, traces and graceful shutdown.
 //
 //	func main() { kit.Main(service.Service(service.Config{})) }
@@ -18,6 +18,7 @@ import (
 	"github.com/tidemark/tidemark/platform/app"
 	"github.com/tidemark/tidemark/platform/httpapi"
 	"github.com/tidemark/tidemark/platform/ingest"
+	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/platform/series"
 )
 
@@ -30,7 +31,8 @@ type Service struct {
 	Schema string
 	// Migrations are the schema's SQL files, applied once each in name order at start-up, under an
 	// advisory lock so that replicas can start together. Every range-partitioned table they create
-	// is an event table partitioned by month on ts, whose partitions the kit keeps ahead.
+	// is an event table partitioned by month on ts, whose partitions the kit keeps ahead, unless
+	// Parts.Partitions declares it otherwise.
 	Migrations fs.FS
 	// Prefixes are the public path prefixes the service answers ("/market/"): the edge's routing
 	// table (the dev stack's router, the chart's Ingress) is made of them.
@@ -60,8 +62,8 @@ type Deps struct {
 	Now    func() time.Time
 	Logger *slog.Logger
 	// WakeOutbox asks the outbox publisher to publish now what a transaction of the service's own
-	// (not one of its sinks', which wake it when they commit) queued with outbox.Add; it never
-	// blocks and does nothing for a service that publishes nothing.
+	// (a job's, say; not one of its sinks', which wake it when they commit) queued with outbox.Add;
+	// it never blocks and does nothing for a service that publishes nothing.
 	WakeOutbox func()
 }
 
@@ -78,11 +80,34 @@ type Parts struct {
 	// of the mesh read from the service and clients never see (the snapshots the WebSocket edge
 	// warms from, say). They are in no public document and behind no Ingress; nil: none.
 	Internal func(api *httpapi.API)
-	// Run is the service's own background work (a timer that publishes throttled edge messages,
-	// say), run beside its consumer and outbox until the service stops: it must return once ctx
-	// ends, nil then being a clean stop; an error, or a return while ctx is live, stops the service.
-	// Failures it can recover from (Postgres unreachable) it retries rather than returns. nil: none.
-	Run func(ctx context.Context) error
+	// Jobs are the service's own long-running work beside its consumer (periodic upkeep of its
+	// tables, say), run until the service stops; none: none.
+	Jobs []Job
+	// Partitions declares the range-partitioned tables of the schema that are not monthly event
+	// tables kept for ever: their period and how long their partitions are kept. Each names a
+	// partitioned table of the schema; the others keep monthly partitions from the archive's start.
+	Partitions []Partitioning
+}
+
+// Job is a long-running part of a service. Run must return once ctx ends (nil then is a clean stop);
+// an error, or a nil return while the service runs, stops the service. Every replica runs its jobs:
+// their work must be safe to do from several processes at once.
+type Job struct {
+	Name string
+	Run  func(ctx context.Context) error
+}
+
+// Partitioning is how the kit keeps the partitions of one range-partitioned table (on a column of
+// unix seconds): created ahead of now, and dropped once older than the retention.
+type Partitioning struct {
+	// Table is the table's name in the schema.
+	Table string
+	// Period is what one partition holds: pg.Monthly (the zero value) or pg.Daily.
+	Period pg.Period
+	// Retention: partitions holding nothing newer than now-Retention are dropped, and none is
+	// created before that; 0 keeps every partition from the archive's start. Writers must not
+	// send rows older than the retention (they have no partition to go to).
+	Retention time.Duration
 }
 
 // InternalPrefix is where a service's internal routes live on its internal port; the export

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -27,6 +28,7 @@ import (
 	"github.com/tidemark/tidemark/platform/kit"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/platform/outbox"
+	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/platform/pg/pglocal"
 	"github.com/tidemark/tidemark/platform/pg/pgtest"
 	"github.com/tidemark/tidemark/platform/series"
@@ -312,70 +314,134 @@ func TestBadConfigurationStopsTheStart(t *testing.T) {
 	}
 }
 
-// TestBackgroundWorkRunsWithTheService: a service's own Run runs beside its consumer once the service
-// runs, sees its context end when the service stops, and a failure of it stops the service.
-func TestBackgroundWorkRunsWithTheService(t *testing.T) {
-	s := kittest.Start(t, pgServer, kittest.Options{}, toy("host"))
-	started, stopped := make(chan struct{}), make(chan struct{})
-	svc := toy("busy")
+// TestLoadConfigurationWithOnlyTheRequiredVariables: a deployed service is configured by its
+// environment alone; what it leaves unset takes the defaults, the outbox's backoff included.
+func TestLoadConfigurationWithOnlyTheRequiredVariables(t *testing.T) {
+	env := kittest.Env(map[string]string{
+		"TIDEMARK_PG_URL": "postgres://localhost/db", "TIDEMARK_KAFKA_BROKERS": "localhost:9092",
+		"TIDEMARK_PAGE_KEY": string(kittest.PageKey),
+	})
+	svc := kit.Service{Name: "publisher", Publishes: []string{"edge.things"}, Build: func(kit.Deps) (kit.Parts, error) { return kit.Parts{}, nil }}
+	if _, err := kit.LoadConfiguration(env, svc); err != nil {
+		t.Fatalf("LoadConfiguration: %v", err)
+	}
+}
+
+// TestJobsRunWithTheService: a service's jobs run while it runs and stop with it; a failing job stops
+// the service with its error.
+func TestJobsRunWithTheService(t *testing.T) {
+	started, stopped := make(chan struct{}, 2), make(chan struct{}, 2)
+	svc := toy("jobs")
 	build := svc.Build
 	svc.Build = func(d kit.Deps) (kit.Parts, error) {
-		p, err := build(d)
-		p.Run = func(ctx context.Context) error {
-			close(started)
+		parts, err := build(d)
+		parts.Jobs = []kit.Job{{Name: "upkeep", Run: func(ctx context.Context) error {
+			started <- struct{}{}
 			<-ctx.Done()
-			close(stopped)
+			stopped <- struct{}{}
 			return nil
+		}}}
+		return parts, err
+	}
+	s := kittest.Start(t, pgServer, kittest.Options{}, svc)
+	awaitJob := func(ch chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the job did not %s", what)
 		}
-		return p, err
 	}
-	rt := kit.Runtime{Pool: s.Pool, Kafka: s.Kafka, Now: func() time.Time { return s.Now }}
-	inst, err := kit.Start(context.Background(), svc, rt, kit.Settings{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- inst.Run(ctx) }()
-	select {
-	case <-started:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the background work never started")
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("clean stop: %v", err)
-	}
+	awaitJob(started, "start")
+	s.Restart(t, "jobs", false) // stops the instance, and with it its job, then starts both again
 	select {
 	case <-stopped:
 	default:
-		t.Fatal("Run returned before the background work had stopped")
+		t.Fatal("the job outlived its service")
 	}
+	awaitJob(started, "start again")
 
 	failing := toy("failing")
 	build2 := failing.Build
 	failing.Build = func(d kit.Deps) (kit.Parts, error) {
-		p, err := build2(d)
-		p.Run = func(context.Context) error { return fmt.Errorf("out of luck") }
-		return p, err
+		parts, err := build2(d)
+		parts.Jobs = []kit.Job{{Name: "sweep", Run: func(context.Context) error { return fmt.Errorf("table gone") }}}
+		return parts, err
 	}
-	inst, err = kit.Start(context.Background(), failing, rt, kit.Settings{})
+	inst, err := kit.Start(context.Background(), failing, kit.Runtime{Pool: s.Pool, Kafka: s.Kafka}, kit.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	runCtx, stop := context.WithTimeout(context.Background(), 30*time.Second)
-	defer stop()
-	if err := inst.Run(runCtx); err == nil || !strings.Contains(err.Error(), "failing background: out of luck") {
-		t.Fatalf("Run = %v, want the background work's failure", err)
-	}
-	if runCtx.Err() != nil {
-		t.Fatal("the failure did not stop the service")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := inst.Run(ctx); err == nil || !strings.Contains(err.Error(), "failing sweep: table gone") {
+		t.Fatalf("Run = %v, want the job's error", err)
 	}
 }
 
-// TestBackgroundWorkWakesTheOutbox: what a service's own transaction queues in its outbox goes out
-// when it wakes the publisher, not at the next poll.
-func TestBackgroundWorkWakesTheOutbox(t *testing.T) {
+// TestDeclaredPartitions: a table the service declares daily with a retention gets daily partitions
+// from now-retention to a week ahead, and loses older ones at start-up (the upkeep does the same
+// every few hours); the service's other tables keep monthly partitions from the archive's start.
+func TestDeclaredPartitions(t *testing.T) {
+	ctx := context.Background()
+	migrations := fstest.MapFS{"001.sql": {Data: []byte(`
+CREATE TABLE states (ts bigint NOT NULL, v int) PARTITION BY RANGE (ts);
+CREATE TABLE events (ts bigint NOT NULL, v int) PARTITION BY RANGE (ts);`)}}
+	svc := func(decl ...kit.Partitioning) kit.Service {
+		return kit.Service{Name: "parts", Migrations: migrations, Build: func(kit.Deps) (kit.Parts, error) {
+			return kit.Parts{Partitions: decl}, nil
+		}}
+	}
+	daily := kit.Partitioning{Table: "states", Period: pg.Daily, Retention: 3 * 24 * time.Hour}
+	now := time.Date(2026, 11, 19, 15, 30, 0, 0, time.UTC)
+	s := kittest.Start(t, pgServer, kittest.Options{Now: now}, svc(daily))
+	partitions := func(table string) []string {
+		t.Helper()
+		rows, err := s.Pool.Query(ctx, `SELECT c.relname::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+			WHERE i.inhparent = $1::regclass ORDER BY 1`, table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names
+	}
+	want := []string{"states_p20261116", "states_p20261117", "states_p20261118", "states_p20261119", "states_p20261120",
+		"states_p20261121", "states_p20261122", "states_p20261123", "states_p20261124", "states_p20261125", "states_p20261126"}
+	if got := partitions("parts.states"); !slices.Equal(got, want) {
+		t.Errorf("daily partitions:\n got %v\nwant %v", got, want)
+	}
+	if got := partitions("parts.events"); len(got) != 5*12+2 || got[0] != "events_p202201" || got[len(got)-1] != "events_p202702" {
+		t.Errorf("monthly partitions: %d, %v .. %v", len(got), got[0], got[len(got)-1])
+	}
+
+	// An old day (say, from a longer retention before) is dropped at the next start.
+	if err := pg.EnsurePartitions(ctx, s.Pool, "parts.states", pg.Daily, now.AddDate(0, 0, -10), now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kit.Start(ctx, svc(daily), kit.Runtime{Pool: s.Pool, Now: func() time.Time { return now }}, kit.Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := partitions("parts.states"); !slices.Equal(got, want) {
+		t.Errorf("daily partitions after a restart:\n got %v\nwant %v", got, want)
+	}
+
+	for _, bad := range []kit.Partitioning{
+		{Table: "nothing", Period: pg.Daily},
+		{Table: "states", Period: pg.Daily, Retention: -time.Hour},
+		{Table: "states", Period: pg.Period(7)},
+	} {
+		if _, err := kit.Start(ctx, svc(bad), kit.Runtime{Pool: s.Pool, Now: func() time.Time { return now }}, kit.Settings{}); err == nil {
+			t.Errorf("%+v: want an error", bad)
+		}
+	}
+}
+
+// TestJobsWakeTheOutbox: what a job's own transaction queues in its service's outbox goes out when it
+// wakes the publisher, not at the next poll.
+func TestJobsWakeTheOutbox(t *testing.T) {
 	s := kittest.Start(t, pgServer, kittest.Options{}, toy("host"))
 	const topic = "kit.woken"
 	svc := toy("waker")
@@ -384,7 +450,7 @@ func TestBackgroundWorkWakesTheOutbox(t *testing.T) {
 	send := make(chan string)
 	svc.Build = func(d kit.Deps) (kit.Parts, error) {
 		p, err := build(d)
-		p.Run = func(ctx context.Context) error {
+		p.Jobs = []kit.Job{{Name: "queue", Run: func(ctx context.Context) error {
 			for {
 				var v string
 				select {
@@ -406,7 +472,7 @@ func TestBackgroundWorkWakesTheOutbox(t *testing.T) {
 				}
 				d.WakeOutbox()
 			}
-		}
+		}}}
 		return p, err
 	}
 	rt := kit.Runtime{Pool: s.Pool, Kafka: s.Kafka, Now: func() time.Time { return s.Now }}

@@ -12,11 +12,16 @@ import (
 	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/platform/telemetry"
+	"github.com/tidemark/tidemark/platform/version"
 )
 
 // Main runs svc as the process' only service until SIGINT or SIGTERM, with its configuration from the
-// process environment. It exits 1 after printing the error that stopped it.
+// process environment. It exits 1 after printing the error that stopped it. Run with -version, it prints
+// the build's version and revision and exits.
 func Main(svc Service) {
+	if version.Handle(svc.Name, os.Args[1:], os.Stdout) {
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := Run(ctx, svc, app.NewEnv(app.EnvPrefix)); err != nil {

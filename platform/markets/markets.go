@@ -31,9 +31,13 @@ type Table struct{ name string }
 // In is schema's markets table.
 func In(schema string) Table { return Table{pgx.Identifier{schema, "markets"}.Sanitize()} }
 
-// Queue adds to b the recording of ms; markets already known are left as they are. The rows go in
-// symbol order: writers of other partitions may record the same new markets at once, and rows taken
-// in one order cannot deadlock.
+// Queue adds to b the recording of ms; markets already known are left as they are.
+//
+// Writers of other partitions may record the same new markets at once, and a transaction records
+// markets in several statements (each sink its own): symbol order within a statement does not keep
+// two transactions from taking the same new rows in opposite orders. So a transaction that finds a
+// market missing first takes the table's transaction lock, and only one at a time holds uncommitted
+// markets; one that finds them all recorded takes nothing, which is nearly every batch.
 func (t Table) Queue(b *pgx.Batch, ms map[string]events.Market) {
 	if len(ms) == 0 {
 		return
@@ -44,6 +48,8 @@ func (t Table) Queue(b *pgx.Batch, ms map[string]events.Market) {
 		m := ms[sym]
 		syms, idx, typ, flt = append(syms, m.Symbol), append(idx, int32(m.Index)), append(typ, string(m.Type)), append(flt, m.Filter())
 	}
+	b.Queue(`SELECT pg_advisory_xact_lock(hashtext($1)) FROM unnest($2::text[]) AS u(symbol)
+		WHERE NOT EXISTS (SELECT 1 FROM `+t.name+` m WHERE m.symbol = u.symbol) LIMIT 1`, t.name, syms)
 	b.Queue(`INSERT INTO `+t.name+` (symbol, market_index, market_type, market_filter)
 		SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[]) ON CONFLICT (symbol) DO NOTHING`,
 		syms, idx, typ, flt)

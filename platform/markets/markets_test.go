@@ -4,6 +4,9 @@ import (
 	"context"
 	"os"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/fault"
@@ -62,5 +65,85 @@ func TestCatalogue(t *testing.T) {
 	}
 	if _, err := c.Market(ctx, "BTC-PERP"); fault.CodeOf(err) != fault.NotFound {
 		t.Errorf("an unknown market: %v, want not found", err)
+	}
+}
+
+// TestConcurrentWritersRecordNewMarketsWithoutDeadlock: two ingest writers record the same new markets
+// in opposite orders, each over two statements of one transaction (fills' markets, then funding
+// rates'), as a batch whose partitions cross does. Neither may deadlock the other.
+func TestConcurrentWritersRecordNewMarketsWithoutDeadlock(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t, pgServer)
+	if _, err := pool.Exec(ctx, `CREATE SCHEMA race; CREATE TABLE race.markets (symbol text PRIMARY KEY,
+		market_index int NOT NULL, market_type text NOT NULL, market_filter text NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	table := markets.In("race")
+	one := func(m events.Market) map[string]events.Market { return map[string]events.Market{m.Symbol: m} }
+	sol := events.Market{Symbol: "SOL-PERP", Index: 0, Type: events.MarketTypePerp}
+	btc := events.Market{Symbol: "BTC-PERP", Index: 1, Type: events.MarketTypePerp}
+
+	tx1, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx1.Rollback(ctx)
+	if err := table.Save(ctx, tx1, one(sol)); err != nil {
+		t.Fatal(err)
+	}
+	second := make(chan error, 1)
+	go func() {
+		tx2, err := pool.Begin(ctx)
+		if err != nil {
+			second <- err
+			return
+		}
+		defer tx2.Rollback(ctx)
+		if err := table.Save(ctx, tx2, one(btc)); err != nil {
+			second <- err
+			return
+		}
+		if err := table.Save(ctx, tx2, one(sol)); err != nil {
+			second <- err
+			return
+		}
+		second <- tx2.Commit(ctx)
+	}()
+	// The second writer waits on a lock: on the first's SOL-PERP having recorded BTC-PERP, or before
+	// recording anything.
+	awaitLockWait(t, pool)
+	if err := table.Save(ctx, tx1, one(btc)); err != nil {
+		t.Fatalf("first writer: %v", err)
+	}
+	if err := tx1.Commit(ctx); err != nil {
+		t.Fatalf("first writer's commit: %v", err)
+	}
+	if err := <-second; err != nil {
+		t.Fatalf("second writer: %v", err)
+	}
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM race.markets`).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("%d markets (%v), want 2", n, err)
+	}
+}
+
+// awaitLockWait returns once a backend of pool's database waits on a lock.
+func awaitLockWait(t *testing.T, pool *pgxpool.Pool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var n int
+		err := pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no backend waits on a lock")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

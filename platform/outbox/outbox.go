@@ -76,8 +76,10 @@ func (c *Config) RegisterEnv(e *app.Env) {
 	c.PollInterval = e.Duration("OUTBOX_POLL_INTERVAL", time.Second)
 }
 
-// Validate reports every value out of range, naming its environment variable.
+// Validate reports every value out of range, naming its environment variable. Zero values are
+// valid: they take the defaults.
 func (c Config) Validate() error {
+	c.defaults()
 	var errs []error
 	if c.BatchSize < 1 || c.BatchSize > 10000 {
 		errs = append(errs, fmt.Errorf("%sOUTBOX_BATCH_SIZE must be 1..10000, got %d", app.EnvPrefix, c.BatchSize))

@@ -1,5 +1,6 @@
 // Package pg holds the Postgres plumbing every service shares: opening a pool, running a
-// service's embedded migrations into its own schema, and keeping monthly partitions ahead.
+// service's embedded migrations into its own schema, and keeping partitions (monthly or daily) ahead
+// and old daily ones dropped.
 package pg
 
 import (
@@ -24,6 +25,11 @@ type Execer interface {
 // Querier is the part of a pool, connection or transaction that reads need.
 type Querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// TxBeginner is the part of a pool or connection that opens transactions.
+type TxBeginner interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
 }
 
 // Config is the connection pool of a deployable.
@@ -99,4 +105,12 @@ func MonthRange(t time.Time) (start, end int64) {
 	t = t.UTC()
 	first := time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
 	return first.Unix(), first.AddDate(0, 1, 0).Unix()
+}
+
+// DayRange returns the UTC calendar day containing t as [start, end) in unix seconds, the bounds
+// used by every daily partition.
+func DayRange(t time.Time) (start, end int64) {
+	t = t.UTC()
+	first := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	return first.Unix(), first.AddDate(0, 0, 1).Unix()
 }

@@ -226,6 +226,84 @@ func TestEnsureMonthlyPartitionsBadInput(t *testing.T) {
 	}
 }
 
+func TestEnsureDailyPartitionsAndDrop(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t, srv)
+	if _, err := pool.Exec(ctx, `CREATE SCHEMA svc; CREATE TABLE svc.states (ts bigint NOT NULL, v int) PARTITION BY RANGE (ts)`); err != nil {
+		t.Fatal(err)
+	}
+	from := time.Date(2026, 2, 27, 13, 0, 0, 0, time.UTC)
+	to := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	for range 2 {
+		if err := pg.EnsurePartitions(ctx, pool, "svc.states", pg.Daily, from, to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	parts := func() []string {
+		return queryStrings(t, pool, `
+SELECT c.relname || ' ' || pg_get_expr(c.relpartbound, c.oid)
+FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+WHERE i.inhparent = 'svc.states'::regclass ORDER BY c.relname`)
+	}
+	want := []string{
+		"states_p20260227 FOR VALUES FROM ('1772150400') TO ('1772236800')",
+		"states_p20260228 FOR VALUES FROM ('1772236800') TO ('1772323200')",
+		"states_p20260301 FOR VALUES FROM ('1772323200') TO ('1772409600')",
+		"states_p20260302 FOR VALUES FROM ('1772409600') TO ('1772496000')",
+	}
+	if got := parts(); !slices.Equal(got, want) {
+		t.Errorf("partitions:\n got %q\nwant %q", got, want)
+	}
+	// Rows route by ts: the last second of a day and the first of the next.
+	_, endFeb28 := pg.DayRange(time.Date(2026, 2, 28, 12, 0, 0, 0, time.UTC))
+	if _, err := pool.Exec(ctx, `INSERT INTO svc.states VALUES ($1, 1), ($2, 2)`, endFeb28-1, endFeb28); err != nil {
+		t.Fatal(err)
+	}
+	routed := queryStrings(t, pool, `SELECT tableoid::regclass::text FROM svc.states ORDER BY ts`)
+	if !slices.Equal(routed, []string{"svc.states_p20260228", "svc.states_p20260301"}) {
+		t.Errorf("routed to %v", routed)
+	}
+
+	// A partition goes once nothing in it is at or after the bound: Feb 27 ends at 1772236800.
+	cases := []struct {
+		before  int64
+		dropped []string
+	}{
+		{1772236799, nil},
+		{1772236800, []string{"states_p20260227"}},
+		{endFeb28 + 3600, []string{"states_p20260228"}},
+		{endFeb28 + 3600, nil},
+	}
+	for _, c := range cases {
+		got, err := pg.DropPartitionsBefore(ctx, pool, "svc.states", c.before)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, c.dropped) {
+			t.Errorf("DropPartitionsBefore(%d) dropped %v, want %v", c.before, got, c.dropped)
+		}
+	}
+	if got := parts(); !slices.Equal(got, want[2:]) {
+		t.Errorf("partitions left:\n got %q\nwant %q", got, want[2:])
+	}
+	if n := len(queryStrings(t, pool, `SELECT ts::text FROM svc.states`)); n != 1 {
+		t.Errorf("rows left = %d, want the one of March 1", n)
+	}
+	if _, err := pg.DropPartitionsBefore(ctx, pool, "svc", 0); err == nil {
+		t.Error("a table without a schema: want an error")
+	}
+}
+
+func TestPeriodRange(t *testing.T) {
+	at := time.Date(2024, 2, 29, 23, 59, 59, 0, time.UTC)
+	if s, e := pg.Daily.Range(at); s != 1709164800 || e != 1709251200 {
+		t.Errorf("daily range of %s = [%d, %d)", at, s, e)
+	}
+	if s, e := pg.Monthly.Range(at); s != 1706745600 || e != 1709251200 {
+		t.Errorf("monthly range of %s = [%d, %d)", at, s, e)
+	}
+}
+
 func TestOpenUnreachable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

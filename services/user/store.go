@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/platform/snapshots"
 )
 
 // Store reads what the ingest wrote beside the event series. Implementations are safe for concurrent
@@ -24,7 +25,7 @@ type Store interface {
 	OrderActions(ctx context.Context, account, orderID string, after *ActionCursor, limit int) ([]Action, error)
 	// Snapshots returns account's snapshot series of kind over points: the latest snapshot of each
 	// point's bucket as the API's entry, nil where there is none.
-	Snapshots(ctx context.Context, account, kind string, p SnapshotPoints) ([]json.RawMessage, error)
+	Snapshots(ctx context.Context, account, kind string, p snapshots.Points) ([]json.RawMessage, error)
 	// LatestSnapshot returns account's newest snapshot of kind before until, nil when there is none.
 	LatestSnapshot(ctx context.Context, account, kind string, until int64) (json.RawMessage, error)
 }

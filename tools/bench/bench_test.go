@@ -18,6 +18,7 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -173,6 +174,16 @@ func (c cpuTimes) String() string {
 		c.run.Round(time.Millisecond), c.wait.Round(time.Millisecond), c.faults, c.started)
 }
 
+// processCPU is the CPU time this process has used, user and system: on this machine of two cores it
+// competes with Postgres for them, so it tells what the consumer's own work costs.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // pgCPU maps each postgres process to its scheduler times.
 type pgCPU map[string]cpuTimes
 
@@ -229,4 +240,16 @@ func (now pgCPU) since(then pgCPU) cpuTimes {
 		}
 	}
 	return d
+}
+
+// waitFor polls cond until it holds, failing the benchmark with what after timeout.
+func waitFor(b *testing.B, timeout time.Duration, what string, cond func() bool) {
+	b.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			b.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

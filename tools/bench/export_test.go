@@ -162,7 +162,7 @@ func runExport(b *testing.B, store objstore.Store, source string, from, to int64
 	}()
 	market := "SOL-PERP"
 	start := time.Now()
-	job, err := runner.Create(ctx, v1alpha1.ExportJobSpec{
+	job, err := runner.Create(ctx, "", v1alpha1.ExportJobSpec{
 		Authority: "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin", FileType: "market-trades", From: from, To: to,
 		Market: &market, UserPublicKeys: []v1alpha1.PublicKey{v1alpha1.PublicKey(makers()[0]), v1alpha1.PublicKey(makers()[1]), v1alpha1.PublicKey(makers()[2])},
 	})

@@ -75,11 +75,9 @@ type ingestCase struct {
 	// builds them, each with the index of its message.
 	rows  func(b *testing.B, msgs []events.Message) (rows [][]any, msg []int)
 	empty string // the statement emptying what the ingest writes
-	// fillsTopic is the index of the fills sink among the service's sinks, which places the
-	// partitions on the writers (ingest.WriterOf); setup, when set, prepares the migrated schema
-	// once, before any phase (what the service knows before the fills arrive).
-	fillsTopic int
-	setup      func(b *testing.B, pool *pgxpool.Pool)
+	// setup, when set, prepares the migrated schema once, before any phase (what the service knows
+	// before the fills arrive).
+	setup func(b *testing.B, pool *pgxpool.Pool)
 }
 
 func ingestCases() []ingestCase {
@@ -173,12 +171,12 @@ func benchIngest(b *testing.B, c ingestCase, msgs []events.Message) {
 	rows, msgOf := c.rows(b, msgs)
 	total := len(msgs)
 	// The baseline's streams copy what the writers write: partition p of the fills topic goes to
-	// writer ingest.WriterOf(c.fillsTopic, p, w), as the consumer sends it.
+	// writer ingest.WriterOf(p, w), as the consumer sends it.
 	streams := make([][][]any, w)
 	var hash kafkago.Hash
 	for i, row := range rows {
 		p := hash.Balance(kafkago.Message{Key: msgs[msgOf[i]].Key}, topicPartitions...)
-		s := ingest.WriterOf(c.fillsTopic, p, w)
+		s := ingest.WriterOf(p, w)
 		streams[s] = append(streams[s], row)
 	}
 	sizes := make([]int, w)
@@ -207,9 +205,10 @@ func benchIngest(b *testing.B, c ingestCase, msgs []events.Message) {
 		empty(b, pool, c.empty)
 		run := ingestWith(b, pool, broker, c, total, w, round)
 		bestCopy, bestIngest = max(bestCopy, copyRate), max(bestIngest, run.rate)
-		b.Logf("%s round %d: %d concurrent raw COPYs %.0f fills/s (Postgres %s); ingest with %d writers %.0f fills/s (Postgres %s), "+
-			"%.0f fills/s once joined (%s to join); ratio %.2f, %.2f once joined",
-			c.name, round, w, copyRate, copyCPU, w, run.rate, run.cpu, run.joined, run.join.Round(time.Millisecond), run.rate/copyRate, run.joined/copyRate)
+		b.Logf("%s round %d: %d concurrent raw COPYs %.0f fills/s (Postgres %s); ingest with %d writers %.0f fills/s (Postgres %s; "+
+			"this process on CPU %s, %.2f µs a fill), %.0f fills/s once joined (%s to join); ratio %.2f, %.2f once joined",
+			c.name, round, w, copyRate, copyCPU, w, run.rate, run.cpu, run.self.Round(time.Millisecond),
+			float64(run.self.Microseconds())/float64(total), run.joined, run.join.Round(time.Millisecond), run.rate/copyRate, run.joined/copyRate)
 		empty(b, pool, c.empty)
 	}
 	b.ReportMetric(bestCopy, "copy_fills/s")
@@ -275,6 +274,7 @@ type ingestRun struct {
 	joined float64       // fills/s from the moment it had joined its group
 	join   time.Duration // from its start to its group join
 	cpu    cpuTimes      // Postgres's meanwhile
+	self   time.Duration // this process' CPU meanwhile: the consumer's, the broker's and the bench's polling
 }
 
 // ingestWith runs c's service with writers writers, as a consumer group of its own, until it has
@@ -286,7 +286,7 @@ func ingestWith(b *testing.B, pool *pgxpool.Pool, broker *kafka.Embedded, c inge
 	if *ingestProfile != "" && round == ingestRounds {
 		defer startCPUProfile(b, *ingestProfile+"."+c.name)()
 	}
-	pg0 := postgresCPU()
+	pg0, self0 := postgresCPU(), processCPU()
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	start := time.Now()
@@ -323,7 +323,7 @@ func ingestWith(b *testing.B, pool *pgxpool.Pool, broker *kafka.Embedded, c inge
 	}
 	end := time.Now()
 	return ingestRun{rate: float64(total) / end.Sub(start).Seconds(), joined: float64(total) / end.Sub(joinedAt).Seconds(),
-		join: joinedAt.Sub(start), cpu: postgresCPU().since(pg0)}
+		join: joinedAt.Sub(start), cpu: postgresCPU().since(pg0), self: processCPU() - self0}
 }
 
 // phaseConns is how many connections a phase holds at once: the ingest's writers, its publisher and

@@ -31,7 +31,6 @@ func statsIngestCase() ingestCase {
 	table := statspg.FillsTable("stats")
 	return ingestCase{
 		name: "stats", svc: statsservice.Service(), schema: "stats", table: "fills", columns: table.Columns,
-		fillsTopic: statspg.FillsTopicIndex,
 		rows: func(b *testing.B, msgs []events.Message) ([][]any, []int) {
 			sink := statspg.NewIngest("stats").Sinks()[statspg.FillsTopicIndex]
 			out, of := make([][]any, len(msgs)), make([]int, len(msgs))
@@ -63,7 +62,7 @@ func statsIngestCase() ingestCase {
 // the larger part of the ingest's.
 func statsFloorCase() ingestCase {
 	c := statsIngestCase()
-	c.name, c.fillsTopic = "stats_floor", 0
+	c.name = "stats_floor"
 	table := statspg.FillsTable("stats")
 	c.svc = kit.Service{Name: "stats", Migrations: statspg.Migrations(), Build: func(kit.Deps) (kit.Parts, error) {
 		return kit.Parts{Sinks: []ingest.Sink{ingest.Prepared(events.TopicFills,

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,9 +29,14 @@ import (
 	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/platform/pg/pglocal"
 	"github.com/tidemark/tidemark/platform/telemetry"
+	amm "github.com/tidemark/tidemark/services/amm/service"
+	authority "github.com/tidemark/tidemark/services/authority/service"
 	market "github.com/tidemark/tidemark/services/market/service"
+	notify "github.com/tidemark/tidemark/services/notify/service"
 	stats "github.com/tidemark/tidemark/services/stats/service"
 	user "github.com/tidemark/tidemark/services/user/service"
+	wsservice "github.com/tidemark/tidemark/services/ws/service"
+	"github.com/tidemark/tidemark/tools/sim"
 )
 
 // Options configure the stack; zero values take the defaults.
@@ -45,8 +51,8 @@ type Options struct {
 	Logger       *slog.Logger // default JSON on stderr at warn
 	Registry     *prometheus.Registry
 	Ready        chan<- string // receives the base URL once the routes answer (tests)
-	// Exports receives the export runner and its file store once they run, for callers that create
-	// export jobs (tests, until the Authority API does).
+	// Exports receives the export runner and its file store once they run, for callers that look at
+	// jobs beside the Authority API (tests, benchmarks).
 	Exports chan<- Exports
 }
 
@@ -85,16 +91,30 @@ func Services() []kit.Service {
 	return []kit.Service{
 		market.Service(market.Config{}),
 		user.Service(),
+		authority.Service(authority.Config{}),
+		notify.Service(notify.Config{}),
+		amm.Service(amm.Config{}),
 		stats.Service(),
 	}
 }
 
-// examples are a few paths of each service for the banner; {account} is a simulated account.
+// examples are a few paths of each service for the banner: {account} is a simulated account and
+// {authority} its wallet, {year}/{month} the present month, {now} the present and {dayAgo} a day
+// before it (unix seconds). An example starting with "$ " is a command run from the repository,
+// with {base} the edge's URL and {seed} the simulator's seed.
 var examples = map[string][]string{
 	"market": {"/market/SOL-PERP/trades?limit=5", "/market/SOL-PERP/candles/60?limit=24", "/market/SOL-PERP/fundingRates",
 		"/market/TRUMP-WIN-2028-BET/predictions", "/market/USDC/deposits"},
 	"user": {"/user/{account}/trades", "/user/{account}/orders/perp?hasFill=true", "/user/{account}/positions",
 		"/user/{account}/fundingPayments", "/user/{account}/snapshots/trading?days=1"},
+	"authority": {"/authority/{authority}/accounts", "/authority/{authority}/snapshots/overview?days=1",
+		"/authority/{authority}/insuranceFundStake/{year}/{month}", "/authority/{authority}/exports"},
+	"notify": {"$ go run ./tools/cmd/notifysign -url {base} -seed {seed} -wallet 0 /notifications",
+		"$ go run ./tools/cmd/notifysign -url {base} -seed {seed} -wallet 0 -X PUT -d '{\"pushOptOutTypes\":[\"RECORD_UPDATE\"]}' /notifications/preferences",
+		"$ go run ./tools/cmd/notifysign -seed {seed} -list 5   # the simulated wallets (signed for with -wallet N or -wallet ADDRESS)"},
+	"amm": {"/amm/oraclePrice?marketName=SOL-PERP&start={dayAgo}&end={now}&samples=24",
+		"/amm/bidAskPrice?marketName=SOL-PERP&start={dayAgo}&end={now}&samples=12",
+		"/amm/position?marketName=BTC-PERP&start={dayAgo}&end={now}&samples=6"},
 	"stats": {"/stats/markets", "/stats/leaderboard?sort=volume&limit=10", "/stats/markets/volume/24h", "/stats/fundingRates",
 		"/stats/liquidations", "/stats/USDC/rateHistory/deposit", "/params", "/vaults", "/external/aggregator/contracts"},
 }
@@ -145,7 +165,25 @@ func Run(ctx context.Context, o Options) error {
 		upstreams = map[string]string{} // service -> public base URL
 		sources   = map[v1alpha1.FileType]string{}
 	)
+	edgeLn, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return fmt.Errorf("edge router on %s: %w", o.Addr, err)
+	}
+	base := baseURL(edgeLn.Addr())
+	// The export runner reads sources when it runs a job: they are filled in below, as the services
+	// that stream each file type start.
+	exports, err := startExports(&g, exportOptions{
+		dir: filepath.Join(dataDir, "exports"), baseURL: base + downloadsPrefix,
+		sources: sources, registry: o.Registry, logger: log.With("component", "exports"),
+	})
+	if err != nil {
+		return err
+	}
 	for _, svc := range Services() {
+		// The export API keeps its jobs in the runner rather than a cluster.
+		if c, ok := svc.Config.(exportsConfig); ok {
+			c.UseExports(exports.jobs, exports.store)
+		}
 		inst, err := kit.Start(ctx, svc, rt, kit.Settings{})
 		if err != nil {
 			return fmt.Errorf("start %s: %w", svc.Name, err)
@@ -165,6 +203,11 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}
 	// Created up front, so that consumers join without waiting for auto-creation.
+	for _, t := range wsservice.Topics() {
+		if !slices.Contains(topics, t) {
+			topics = append(topics, t)
+		}
+	}
 	if err := kafka.EnsureTopics(ctx, kc.Brokers, partitions, topics...); err != nil {
 		return err
 	}
@@ -192,21 +235,15 @@ func Run(ctx context.Context, o Options) error {
 		})
 	}
 
-	edgeLn, err := net.Listen("tcp", o.Addr)
-	if err != nil {
-		return fmt.Errorf("edge router on %s: %w", o.Addr, err)
-	}
-	base := baseURL(edgeLn.Addr())
-	exports, err := startExports(&g, exportOptions{
-		dir: filepath.Join(dataDir, "exports"), baseURL: base + downloadsPrefix,
-		sources: sources, registry: o.Registry, logger: log.With("component", "exports"),
-	})
+	ws, err := startEdge(&g, kc, internalURLs, o.Registry, log)
 	if err != nil {
 		return err
 	}
+	upstreams[wsservice.Name] = ws.public
+
 	upstreams["exports"] = exports.url
 	// In a cluster, downloads are presigned S3 URLs; only the dev stack serves files itself.
-	router, err := NewRouter(append(Routes(instances), Route{Prefix: downloadsPrefix + "/", Service: "exports"}), upstreams, log)
+	router, err := NewRouter(append(Table(Services()), Route{Prefix: downloadsPrefix + "/", Service: "exports"}), upstreams, log)
 	if err != nil {
 		return err
 	}
@@ -216,7 +253,7 @@ func Run(ctx context.Context, o Options) error {
 	simulator := newSimulator(o)
 	g.Add("simulator", func(ctx context.Context) error {
 		printBanner(o.Out, banner{base: base, pg: pgURL, brokers: broker.Brokers(), internal: internalURLs,
-			instances: instances, account: simulator.Accounts()[0].User, fileTypes: sources})
+			instances: instances, account: simulator.Accounts()[0], seed: o.Seed, fileTypes: sources, ws: ws})
 		if o.Ready != nil {
 			o.Ready <- base
 		}
@@ -281,8 +318,10 @@ type banner struct {
 	brokers   []string
 	internal  map[string]string // service -> internal base URL
 	instances []*kit.Instance
-	account   string // a simulated account, for the examples
+	account   sim.Account // a simulated account, for the examples
+	seed      int64       // the simulator's, for the examples' commands
 	fileTypes map[v1alpha1.FileType]string
+	ws        edge
 }
 
 func printBanner(w io.Writer, b banner) {
@@ -290,9 +329,23 @@ func printBanner(w io.Writer, b banner) {
 	for _, inst := range b.instances {
 		fmt.Fprintf(w, "\n  %s  %s (internal: %s/metrics, %s/readyz)\n", inst.Name(), strings.Join(inst.Prefixes(), " "),
 			b.internal[inst.Name()], b.internal[inst.Name()])
+		now := time.Now().UTC()
+		vars := strings.NewReplacer("{account}", b.account.User, "{authority}", b.account.Authority,
+			"{year}", now.Format("2006"), "{month}", now.Format("01"),
+			"{now}", fmt.Sprint(now.Unix()), "{dayAgo}", fmt.Sprint(now.Unix()-86400))
 		for _, p := range examples[inst.Name()] {
-			fmt.Fprintf(w, "    curl -s '%s%s'\n", b.base, strings.ReplaceAll(p, "{account}", b.account))
+			if cmd, ok := strings.CutPrefix(p, "$ "); ok {
+				fmt.Fprintf(w, "    %s\n", strings.NewReplacer("{base}", b.base, "{seed}", strconv.FormatInt(b.seed, 10)).Replace(cmd))
+				continue
+			}
+			fmt.Fprintf(w, "    curl -s '%s%s'\n", b.base, vars.Replace(p))
 		}
+	}
+	fmt.Fprintf(w, "\n  %s  %s (internal: %s/metrics, %s/readyz)\n", wsservice.Name, strings.Join(wsservice.Prefixes(), " "),
+		b.ws.internal, b.ws.internal)
+	wsURL := "ws" + strings.TrimPrefix(b.base, "http") + wsservice.Path
+	for _, m := range wsExamples {
+		fmt.Fprintf(w, "    websocat '%s'  then send  %s\n", wsURL, m)
 	}
 	types := make([]string, 0, len(b.fileTypes))
 	for ft := range b.fileTypes {
@@ -304,8 +357,10 @@ func printBanner(w io.Writer, b banner) {
   postgres: %[2]s
   kafka:    %[3]s
   exports:  %[4]s jobs run in-process (the operator's state machine); files land in
-            ./.data/exports and download from %[1]s/downloads/ with signed URLs
+            ./.data/exports and download from %[1]s/downloads/ with signed URLs; request one with
+    curl -s -XPOST '%[1]s/authority/%[5]s/exports' -d '{"fileType":"trades","from":%[6]d,"to":%[7]d,"userPublicKeys":["%[8]s"]}'
 
 History is being backfilled, then the simulator goes live. Ctrl-C stops everything.
-`, b.base, b.pg, strings.Join(b.brokers, ","), strings.Join(types, ", "))
+`, b.base, b.pg, strings.Join(b.brokers, ","), strings.Join(types, ", "), b.account.Authority,
+		time.Now().Add(-24*time.Hour).Unix(), time.Now().Unix(), b.account.User)
 }

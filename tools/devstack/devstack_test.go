@@ -4,18 +4,21 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tidemark/tidemark/operator/api/v1alpha1"
-	"github.com/tidemark/tidemark/operator/export"
 	"github.com/tidemark/tidemark/tools/devstack"
+	"github.com/tidemark/tidemark/tools/sim"
 )
 
 // TestMakeRunServesTheMesh runs what `make run` runs, with one day of history, and reads through
@@ -164,7 +167,9 @@ func TestMakeRunServesTheMesh(t *testing.T) {
 	}
 	resp.Body.Close()
 
-	exportThroughRunner(t, <-stack, base, firstTaker, first)
+	liveCandlesThroughRouter(t, base, deadline)
+	exportEveryFileType(t, <-stack, base, firstTaker, first)
+	notificationsThroughTheEdge(t, base, firstTaker, first, deadline)
 }
 
 // eventually polls cond until it holds, or fails the test at deadline.
@@ -178,56 +183,165 @@ func eventually(t *testing.T, deadline time.Time, what string, cond func() bool)
 	}
 }
 
-// exportThroughRunner exports the last hour of account's SOL-PERP trades with the dev stack's export
-// runner (the operator's state machine on a local folder) and downloads the file through the edge.
-func exportThroughRunner(t *testing.T, ex devstack.Exports, base, account string, until int64) {
+// exportEveryFileType requests, through the Authority API on the edge, an export of every file type
+// for the wallet of account over the last day (market-scoped ones of SOL-PERP), waits until every job
+// is ready, and downloads each file through the edge: every row is the wallet's (or the market's) and
+// inside the range, and the trades are not empty. kubectl's view of the jobs is the runner's.
+func exportEveryFileType(t *testing.T, ex devstack.Exports, base, account string, until int64) {
 	t.Helper()
-	jobs := ex.Jobs
-	market := "SOL-PERP"
-	job, err := jobs.Create(context.Background(), v1alpha1.ExportJobSpec{
-		Authority: "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin", FileType: "market-trades",
-		From: until - 3600, To: until, Market: &market,
-		UserPublicKeys: []v1alpha1.PublicKey{v1alpha1.PublicKey(account)},
+	var wallet string
+	var keys []string
+	for _, a := range sim.New(sim.DefaultConfig()).Accounts() { // the dev stack's seed
+		if a.User == account {
+			wallet = a.Authority
+		}
+	}
+	for _, a := range sim.New(sim.DefaultConfig()).Accounts() {
+		if a.Authority == wallet {
+			keys = append(keys, a.User)
+		}
+	}
+	if wallet == "" {
+		t.Fatalf("account %s is no simulated account", account)
+	}
+	// The Authority tag on the same edge: the wallet's accounts, as protocol.new-users told them.
+	resp, err := http.Get(base + "/authority/" + wallet + "/accounts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Accounts []struct {
+			AccountID string `json:"accountId"`
+		} `json:"accounts"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&list)
+	resp.Body.Close()
+	if err != nil || len(list.Accounts) != len(keys) {
+		t.Fatalf("accounts of %s: %v %+v, want %v", wallet, err, list, keys)
+	}
+	from := until - 86400
+	requests := map[string]string{} // requestId -> file type
+	for _, ft := range v1alpha1.FileTypes {
+		market := ""
+		if ft == "market-trades" || ft == "funding-rates" {
+			market = `,"market":"SOL-PERP"`
+		}
+		body := fmt.Sprintf(`{"fileType":%q,"from":%d,"to":%d,"userPublicKeys":["%s"]%s}`, ft, from, until, strings.Join(keys, `","`), market)
+		resp, err := http.Post(base+"/authority/"+wallet+"/exports", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var created struct {
+			RequestID string `json:"requestId"`
+			Status    string `json:"status"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&created)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK || created.RequestID == "" {
+			t.Fatalf("POST %s: %d %v %+v", body, resp.StatusCode, err, created)
+		}
+		requests[created.RequestID] = string(ft)
+		// The wallet may have 5 unfinished jobs: wait for room before the next.
+		waitExports(t, base, wallet, func(recs []exportRecord) bool {
+			unfinished := 0
+			for _, r := range recs {
+				if r.Status == "pending" || r.Status == "running" {
+					unfinished++
+				}
+			}
+			return unfinished < 5
+		})
+	}
+	var ready []exportRecord
+	waitExports(t, base, wallet, func(recs []exportRecord) bool {
+		ready = ready[:0]
+		for _, r := range recs {
+			if requests[r.RequestID] == "" {
+				continue
+			}
+			if r.Status == "failed" {
+				t.Fatalf("%s export failed: %s", r.FileType, *r.ErrorReason)
+			}
+			if r.Status == "ready" {
+				ready = append(ready, r)
+			}
+		}
+		return len(ready) == len(requests)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ready v1alpha1.ExportJob
-	deadline := time.Now().Add(time.Minute)
-	for {
-		list, err := jobs.List(context.Background(), string(job.Spec.Authority))
-		if err != nil || len(list) != 1 {
-			t.Fatalf("List = %v, %v", list, err)
+	inWallet := func(k string) bool { return slices.Contains(keys, k) }
+	for _, r := range ready {
+		if r.DownloadURL == nil || !strings.HasPrefix(*r.DownloadURL, base+"/downloads/") {
+			t.Fatalf("%s: download URL %v is not served by the edge at %s", r.FileType, r.DownloadURL, base)
 		}
-		if list[0].Status.Phase == v1alpha1.PhaseReady {
-			ready = list[0]
-			break
+		resp, err := http.Get(*r.DownloadURL)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if list[0].Status.Phase.Finished() || time.Now().After(deadline) {
-			t.Fatalf("export ended %s: %+v", list[0].Status.Phase, list[0].Status)
+		rows, err := csv.NewReader(resp.Body).ReadAll()
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK || len(rows) == 0 || rows[0][0] != "ts" {
+			t.Fatalf("%s: download %d, %v", r.FileType, resp.StatusCode, err)
 		}
-		time.Sleep(100 * time.Millisecond)
+		if int64(len(rows)-1) != *r.RecordCount {
+			t.Fatalf("%s: %d rows, recordCount %d", r.FileType, len(rows)-1, *r.RecordCount)
+		}
+		col := func(name string) int { return slices.Index(rows[0], name) }
+		for _, row := range rows[1:] {
+			ts, _ := strconv.ParseInt(row[col("ts")], 10, 64)
+			var mine bool
+			switch r.FileType {
+			case "market-trades":
+				mine = (inWallet(row[col("taker")]) || inWallet(row[col("maker")])) && row[col("symbol")] == "SOL-PERP"
+			case "funding-rates":
+				mine = row[col("symbol")] == "SOL-PERP"
+			case "if-stake-records":
+				mine = row[col("userAuthority")] == wallet
+			default:
+				mine = inWallet(row[col("user")])
+			}
+			if !mine || ts < from || ts > until {
+				t.Fatalf("%s: a row of someone else or outside [%d, %d]: %v", r.FileType, from, until, row)
+			}
+		}
+		if (r.FileType == "trades" || r.FileType == "market-trades" || r.FileType == "funding-rates") && *r.RecordCount == 0 {
+			t.Errorf("%s: the export of a day is empty", r.FileType)
+		}
 	}
-	if ready.Status.RecordCount == 0 {
-		t.Fatal("the export of an hour of SOL-PERP trades is empty")
+	jobs, err := ex.Jobs.List(context.Background(), wallet)
+	if err != nil || len(jobs) != len(requests) {
+		t.Fatalf("the runner holds %d jobs of the wallet (%v), the API made %d", len(jobs), err, len(requests))
 	}
-	u, err := export.DownloadURL(context.Background(), ex.Files, &ready)
-	if err != nil {
-		t.Fatal(err)
+	for _, j := range jobs {
+		if requests[j.Name] == "" || j.Status.Phase != v1alpha1.PhaseReady {
+			t.Errorf("runner job %s %s is not one of the API's ready jobs", j.Name, j.Status.Phase)
+		}
 	}
-	if !strings.HasPrefix(u, base+"/downloads/") {
-		t.Fatalf("download URL %s is not served by the edge at %s", u, base)
-	}
-	resp, err := http.Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	rows, err := csv.NewReader(resp.Body).ReadAll()
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("download: %d, %v", resp.StatusCode, err)
-	}
-	if int64(len(rows)-1) != ready.Status.RecordCount || rows[0][0] != "ts" {
-		t.Fatalf("downloaded %d rows with header %v, want %d records", len(rows)-1, rows[0], ready.Status.RecordCount)
-	}
+}
+
+type exportRecord struct {
+	RequestID   string  `json:"requestId"`
+	Status      string  `json:"status"`
+	FileType    string  `json:"fileType"`
+	RecordCount *int64  `json:"recordCount"`
+	ErrorReason *string `json:"errorReason"`
+	DownloadURL *string `json:"downloadUrl"`
+}
+
+// waitExports polls the wallet's export list until cond holds of its records.
+func waitExports(t *testing.T, base, wallet string, cond func([]exportRecord) bool) {
+	t.Helper()
+	eventually(t, time.Now().Add(2*time.Minute), "the wallet's exports", func() bool {
+		resp, err := http.Get(base + "/authority/" + wallet + "/exports")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var page struct {
+			Records []exportRecord `json:"records"`
+		}
+		if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&page) != nil {
+			t.Fatalf("GET exports: %d", resp.StatusCode)
+		}
+		return cond(page.Records)
+	})
 }

@@ -19,19 +19,24 @@ import (
 type Route struct {
 	Prefix  string
 	Service string
+	// Exact: only the path Prefix itself, not the paths under it.
+	Exact bool
 }
 
-// Routes is the routing table of the public edge, made of the services' prefixes; the contract is
-// served by the first. Longer prefixes win.
-func Routes(services []*kit.Instance) []Route {
+// Table is the routing table of the public edge, made of the services' declared prefixes; the
+// contract is served by the first. The dev stack's router and the chart's Ingress are both made of
+// it (make generate writes it to charts/tidemark/files/mesh.yaml): an edge route that is no
+// service's prefix (a deployable that is not a kit service) goes here too, so that both see it.
+func Table(services []kit.Service) []Route {
 	var out []Route
-	for _, inst := range services {
-		for _, p := range inst.Prefixes() {
-			out = append(out, Route{Prefix: p, Service: inst.Name()})
+	for _, svc := range services {
+		for _, p := range svc.Prefixes {
+			out = append(out, Route{Prefix: p, Service: svc.Name})
 		}
 	}
+	out = append(out, edgeRoutes()...)
 	if len(services) > 0 {
-		out = append(out, Route{Prefix: "/openapi.json", Service: services[0].Name()})
+		out = append(out, Route{Prefix: "/openapi.json", Service: services[0].Name, Exact: true})
 	}
 	return out
 }
@@ -73,7 +78,11 @@ func NewRouter(routes []Route, services map[string]string, logger *slog.Logger) 
 func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	best := -1
 	for i, rt := range r.routes {
-		if strings.HasPrefix(req.URL.Path, rt.Prefix) && (best < 0 || len(rt.Prefix) > len(r.routes[best].Prefix)) {
+		match := strings.HasPrefix(req.URL.Path, rt.Prefix)
+		if rt.Exact {
+			match = req.URL.Path == rt.Prefix
+		}
+		if match && (best < 0 || len(rt.Prefix) > len(r.routes[best].Prefix)) {
 			best = i
 		}
 	}

@@ -14,6 +14,9 @@ import (
 func newSimulator(o Options) *sim.Simulator {
 	cfg := sim.DefaultConfig()
 	cfg.Seed = o.Seed
+	// Live market states at every slot, as the chain makes them (the AMM series' own resolution is
+	// 20 s); the backfill keeps the default interval, which days of slots would swamp.
+	cfg.LiveMarketStateInterval = sim.SlotInterval
 	return sim.New(cfg)
 }
 

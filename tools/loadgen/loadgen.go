@@ -21,6 +21,9 @@ type Config struct {
 	Warmup      time.Duration              // requests before this are sent but not measured
 	URL         func(n int) string         // the n-th request's URL (n counts per worker from 0)
 	Check       func(*http.Response) error // nil: any 2xx passes
+	// Header makes the n-th request's headers (signed ones, say) before its latency is measured;
+	// nil: none.
+	Header func(n int) http.Header
 }
 
 // Result summarises the measured requests.
@@ -77,8 +80,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 				if ctx.Err() != nil {
 					break
 				}
+				var header http.Header
+				if cfg.Header != nil {
+					header = cfg.Header(w*1_000_000 + n)
+				}
 				start := time.Now()
-				err := do(ctx, client, cfg.URL(w*1_000_000+n), cfg.Check)
+				err := do(ctx, client, cfg.URL(w*1_000_000+n), header, cfg.Check)
 				if ctx.Err() != nil {
 					break // the run ended mid-request: neither a sample nor an error
 				}
@@ -118,10 +125,13 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	return res, nil
 }
 
-func do(ctx context.Context, c *http.Client, url string, check func(*http.Response) error) error {
+func do(ctx context.Context, c *http.Client, url string, header http.Header, check func(*http.Response) error) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
+	}
+	for k, vs := range header {
+		req.Header[k] = vs
 	}
 	resp, err := c.Do(req)
 	if err != nil {

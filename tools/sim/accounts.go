@@ -1,10 +1,14 @@
 package sim
 
 import (
+	"crypto/ed25519"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
+
+	"github.com/tidemark/tidemark/platform/events"
 )
 
 // Account is a simulated subaccount and the wallet that owns it.
@@ -15,6 +19,20 @@ type Account struct {
 	Name         string
 	Referrer     string // referrer's authority, "" if none
 	Delegate     string // "" if none
+}
+
+// BuilderAccounts are the builder revenue share account and the revenue share escrow of the wallet
+// authority as they stand at ts, nil where it has none: its NewUser records carry them.
+func (s *Simulator) BuilderAccounts(authority string, ts int64) (*events.BuilderAccount, *events.RevenueShareEscrow) {
+	var b *events.BuilderAccount
+	if bu, ok := s.pop.builders[authority]; ok {
+		b = &events.BuilderAccount{AccountID: bu.account, TotalBuilderRewards: units(bu.perDay*max(0, days(ts)), events.QuotePrecision)}
+	}
+	var e *events.RevenueShareEscrow
+	if es, ok := s.pop.escrows[authority]; ok {
+		e = &events.RevenueShareEscrow{AccountID: es.account, ApprovedBuilders: slices.Clone(es.approved)}
+	}
+	return b, e
 }
 
 // actor is an Account with the simulator's knobs for it.
@@ -34,11 +52,26 @@ type population struct {
 	makers      []int               // actor indexes of market makers
 	authIndex   map[string][]int    // authority -> its actors
 	authorities []string            // in creation order
+	wallets     map[string][32]byte // authority or delegate -> the ed25519 seed of its key
 	referees    map[string][]string // referrer authority -> referred authorities
 	fillers     []string            // keeper bots that fill orders
 	liquidators []string
 	vaults      []vault
 	lpPool      string
+	builders    map[string]builder // authority -> its builder revenue share account
+	escrows     map[string]escrow  // authority -> its revenue share escrow
+}
+
+// builder is a wallet that routes orders for others and earns fees on them.
+type builder struct {
+	account string
+	perDay  float64 // dollars of fees a day
+}
+
+// escrow is a wallet's revenue share escrow and the builders it approved.
+type escrow struct {
+	account  string
+	approved []events.ApprovedBuilder
 }
 
 type vault struct {
@@ -93,6 +126,15 @@ func pubkey(rng *rand.Rand) string {
 	return base58(b[:])
 }
 
+// wallet draws a wallet: an ed25519 key from 32 drawn bytes (the draws pubkey makes), so that
+// requests of the simulated wallets can be signed; it returns the address and the key's seed.
+func wallet(rng *rand.Rand) (string, [32]byte) {
+	var seed [32]byte
+	fill(rng, seed[:])
+	pub := ed25519.NewKeyFromSeed(seed[:]).Public().(ed25519.PublicKey)
+	return events.EncodeBase58(pub), seed
+}
+
 // signature draws an 88-character base58 transaction signature. One is drawn for every transaction,
 // so rather than encoding 64 random bytes it draws the digits: a first digit of 2..4 and 87 free
 // ones make a number in [2*58^87, 5*58^87), inside [2^510, 2^512), so the string still decodes to 64
@@ -122,9 +164,10 @@ func fill(rng *rand.Rand, b []byte) {
 
 func newPopulation(seed uint64, authorities int) *population {
 	rng := newRand(seed, streamAccounts, 0)
-	p := &population{authIndex: map[string][]int{}, referees: map[string][]string{}}
+	p := &population{authIndex: map[string][]int{}, referees: map[string][]string{}, wallets: map[string][32]byte{}}
 	for a := 0; a < authorities; a++ {
-		auth := pubkey(rng)
+		auth, seed := wallet(rng)
+		p.wallets[auth] = seed
 		p.authorities = append(p.authorities, auth)
 		subs := 1
 		if rng.Float64() < 0.35 {
@@ -137,7 +180,9 @@ func newPopulation(seed uint64, authorities int) *population {
 		}
 		delegate := ""
 		if rng.Float64() < 0.1 {
-			delegate = pubkey(rng)
+			var seed [32]byte
+			delegate, seed = wallet(rng)
+			p.wallets[delegate] = seed
 		}
 		// Activity is heavy-tailed: a few wallets trade most of the volume.
 		weight := math.Exp(1.2 * rng.NormFloat64())
@@ -182,7 +227,36 @@ func newPopulation(seed uint64, authorities int) *population {
 			spotMarket: []int{0, 1, 0}[i], size: []float64{4e6, 1.5e6, 8e5}[i]})
 	}
 	p.lpPool = pubkey(rng)
+	p.builderAccounts(seed)
 	return p
+}
+
+// builderAccounts makes a few wallets builders and gives some others an escrow approving one to three
+// of them, some none yet. It draws from a stream of its own, so the rest of the population is as it
+// was before builders existed.
+func (p *population) builderAccounts(seed uint64) {
+	rng := newRand(seed, streamBuilders, 0)
+	p.builders, p.escrows = map[string]builder{}, map[string]escrow{}
+	var builders []string
+	for i, auth := range p.authorities {
+		if rng.Float64() < 0.03 || (i > 0 && i <= 2) { // wallets 1 and 2 always: every population has builders
+			p.builders[auth] = builder{account: pubkey(rng), perDay: 20 + 400*rng.Float64()}
+			builders = append(builders, auth)
+		}
+	}
+	fees := []int{10, 25, 50, 100, 250}
+	for i, auth := range p.authorities {
+		if _, ok := p.builders[auth]; ok || !(rng.Float64() < 0.12 || i == 3) { // wallet 3 always has one
+			continue
+		}
+		e := escrow{account: pubkey(rng), approved: []events.ApprovedBuilder{}}
+		if rng.Float64() >= 0.1 {
+			for _, k := range rng.Perm(len(builders))[:1+rng.IntN(min(3, len(builders)))] {
+				e.approved = append(e.approved, events.ApprovedBuilder{Authority: builders[k], MaxFeeTenthBps: fees[rng.IntN(len(fees))]})
+			}
+		}
+		p.escrows[auth] = e
+	}
 }
 
 // pick draws an actor with probability proportional to its activity.

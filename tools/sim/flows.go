@@ -494,22 +494,31 @@ func (g *minuteGen) liquidations() {
 	}
 }
 
-// marketStates samples every market each MarketStateInterval, aligned to the epoch.
+// marketStates samples every market each MarketStateInterval, aligned to the epoch, or at every slot
+// of the minute when the interval is below a second.
 func (g *minuteGen) marketStates() {
 	s := g.s
+	if s.cfg.MarketStateInterval < time.Second {
+		for slot := slotAt(g.start); slot < slotAt(g.start+60); slot++ {
+			for i := range s.markets {
+				g.add(slotTime(slot), events.TopicMarketStates, s.marketState(&s.markets[i], slotTime(slot), slot))
+			}
+		}
+		return
+	}
 	interval := int64(s.cfg.MarketStateInterval / time.Second)
 	first := epoch + (g.start-epoch+interval-1)/interval*interval
 	for ts := first; ts < g.start+60; ts += interval {
 		for i := range s.markets {
-			g.add(ts, events.TopicMarketStates, s.marketState(&s.markets[i], ts))
+			g.add(ts, events.TopicMarketStates, s.marketState(&s.markets[i], ts, slotAt(ts)))
 		}
 	}
 }
 
-func (s *Simulator) marketState(spec *marketSpec, ts int64) *events.MarketState {
+func (s *Simulator) marketState(spec *marketSpec, ts, slot int64) *events.MarketState {
 	oracle := s.oracle(spec, ts)
 	ms := &events.MarketState{
-		Ts: ts, Slot: slotAt(ts), MarketIndex: spec.Index, MarketType: spec.Type, Symbol: spec.Symbol,
+		Ts: ts, Slot: slot, MarketIndex: spec.Index, MarketType: spec.Type, Symbol: spec.Symbol,
 		OraclePrice: amt(priceInt(oracle)),
 	}
 	if spec.Type == events.MarketTypeSpot {
@@ -527,13 +536,15 @@ func (s *Simulator) marketState(spec *marketSpec, ts int64) *events.MarketState 
 	// The AMM widens the side the crowd leans on.
 	longSpread := 250 + math.Max(0, premium)*1e6
 	shortSpread := 250 + math.Max(0, -premium)*1e6
+	// The AMM's position moves from one hour's to the next as traders lean on it, not in steps.
+	ammBase := cur.ammBase + int64(float64(next.ammBase-cur.ammBase)*float64(sec)/3600)
 	long := spec.oi * (1 + 0.2*wave(ts, 5, float64(spec.Index))) / s.level(spec) * events.BasePrecision
-	short := -float64(cur.ammBase) - long
+	short := -float64(ammBase) - long
 	ms.MarkPrice = amt(priceInt(mark))
 	ms.BidPrice = amt(priceInt(tradePrice(spec, mark*(1-shortSpread/events.PercentagePrecision))))
 	ms.AskPrice = amt(priceInt(tradePrice(spec, mark*(1+longSpread/events.PercentagePrecision))))
 	ms.LongSpread, ms.ShortSpread = amt(int64(longSpread)), amt(int64(shortSpread))
-	ms.BaseAssetAmountWithAmm = amt(cur.ammBase)
+	ms.BaseAssetAmountWithAmm = amt(ammBase)
 	ms.BaseAssetAmountLong, ms.BaseAssetAmountShort = amt(int64(long)), amt(int64(short))
 	ms.OpenInterest = amt(int64(long) + int64(-short))
 	ms.FundingRateLong, ms.FundingRateShort = amt(cur.rateLong), amt(cur.rateShort)

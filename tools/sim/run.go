@@ -65,11 +65,16 @@ func (s *Simulator) Backfill(ctx context.Context, w Writer, days int, progress i
 
 // Live streams events at the current time through w until ctx ends (then it returns nil). rate > 0
 // sets the mean message rate per second by scaling FillsPerMinute; rate <= 0 keeps the configured
-// flow. After Backfill on the same Simulator it first catches up from where the backfill ended.
+// flow. Market states then come every LiveMarketStateInterval, when set, on top of that rate. After Backfill on the same Simulator it first catches up from where the backfill ended.
 func (s *Simulator) Live(ctx context.Context, w Writer, rate float64) error {
 	if rate > 0 {
 		s.cfg.FillsPerMinute = s.fillsForRate(rate)
 		s.cachedMinute, s.cachedHour = -1, -1 // the flows changed
+	}
+	// After the rate is solved: per-slot states come on top of it rather than in place of fills.
+	if s.cfg.LiveMarketStateInterval > 0 {
+		s.cfg.MarketStateInterval = s.cfg.LiveMarketStateInterval
+		s.cachedMinute = -1 // the minute's states changed
 	}
 	now := s.cfg.Now().Unix()
 	cursor := now

@@ -24,6 +24,7 @@ package sim
 
 import (
 	"cmp"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"math"
@@ -54,8 +55,13 @@ type Config struct {
 	// order actions about 3 messages per fill, deposits 1 per 25 fills, settlements 1 per 20, ...).
 	FillsPerMinute float64
 
-	MarketStateInterval time.Duration // per-market AMM/oracle samples; default 30s
-	SnapshotInterval    time.Duration // account snapshots, whole hours; default 1h
+	// MarketStateInterval is how often every market's AMM/oracle state is sampled: whole seconds,
+	// default 30s; below a second, every slot (SlotInterval), as the chain makes them.
+	MarketStateInterval time.Duration
+	// LiveMarketStateInterval replaces MarketStateInterval once Live runs (0: it stays): per-slot
+	// states live after a lighter backfill.
+	LiveMarketStateInterval time.Duration
+	SnapshotInterval        time.Duration // account snapshots, whole hours; default 1h
 
 	// Now is the clock of Backfill and Live; default time.Now.
 	Now func() time.Time
@@ -82,10 +88,10 @@ func (c Config) withDefaults() Config {
 		c.FillsPerMinute = d.FillsPerMinute
 	}
 	c.FillsPerMinute = math.Min(c.FillsPerMinute, maxFillsPerMinute)
-	if c.MarketStateInterval < time.Second {
-		c.MarketStateInterval = d.MarketStateInterval
+	c.MarketStateInterval = stateInterval(c.MarketStateInterval, d.MarketStateInterval)
+	if c.LiveMarketStateInterval > 0 {
+		c.LiveMarketStateInterval = stateInterval(c.LiveMarketStateInterval, d.MarketStateInterval)
 	}
-	c.MarketStateInterval = c.MarketStateInterval.Truncate(time.Second)
 	if c.SnapshotInterval < time.Hour {
 		c.SnapshotInterval = d.SnapshotInterval
 	}
@@ -94,6 +100,21 @@ func (c Config) withDefaults() Config {
 		c.Now = d.Now
 	}
 	return c
+}
+
+// SlotInterval is the chain's slot time: a MarketStateInterval below a second samples every slot.
+const SlotInterval = 400 * time.Millisecond
+
+// stateInterval is a market state interval as the generator takes it: def when unset, every slot
+// when below a second, else whole seconds.
+func stateInterval(v, def time.Duration) time.Duration {
+	switch {
+	case v <= 0:
+		return def
+	case v < time.Second:
+		return SlotInterval
+	}
+	return v.Truncate(time.Second)
 }
 
 // Simulator generates events. It is not safe for concurrent use.
@@ -154,6 +175,20 @@ func (s *Simulator) Accounts() []Account {
 	}
 	return out
 }
+
+// WalletKey is the private key of a simulated wallet, an authority or a delegate: the simulator's
+// wallets are ed25519 keys derived from its seed, so that the requests of make run's wallets can be
+// signed (the signing tool, tools/cmd/notifysign). ok is false for an address that is no wallet of it.
+func (s *Simulator) WalletKey(address string) (key ed25519.PrivateKey, ok bool) {
+	seed, ok := s.pop.wallets[address]
+	if !ok {
+		return nil, false
+	}
+	return ed25519.NewKeyFromSeed(seed[:]), true
+}
+
+// Authorities lists the simulated wallets that own accounts, in a stable order.
+func (s *Simulator) Authorities() []string { return slices.Clone(s.pop.authorities) }
 
 // Generate calls emit with every message whose event time lies in [from, to) (whole seconds), in
 // time order, each encoded with events.Encode. The first call on a Simulator starts with a NewUser
@@ -281,10 +316,15 @@ func (s *Simulator) newUsers(ts int64) []item {
 	rng := newRand(s.seed, streamNewUser, ts)
 	out := make([]item, 0, len(s.pop.actors))
 	for _, a := range s.pop.actors {
-		out = append(out, item{ts: ts, topic: events.TopicNewUsers, rec: &events.NewUser{
+		nu := &events.NewUser{
 			Ts: ts, TxSig: signature(rng), Slot: slotAt(ts), UserAuthority: a.Authority, User: a.User,
 			SubAccountID: a.SubAccountID, Name: a.Name, Referrer: a.Referrer, Delegate: a.Delegate,
-		}})
+		}
+		// The wallet's builder accounts ride on its first subaccount's record.
+		if a.SubAccountID == 0 {
+			nu.BuilderRevenueShareAccount, nu.RevenueShareEscrow = s.BuilderAccounts(a.Authority, ts)
+		}
+		out = append(out, item{ts: ts, topic: events.TopicNewUsers, rec: nu})
 	}
 	return out
 }
@@ -324,6 +364,7 @@ const (
 	streamVaults
 	streamParams
 	streamExpires
+	streamBuilders
 )
 
 // newRand returns a generator for one stream and bucket (minute, hour, account, ...).
@@ -344,6 +385,9 @@ func splitmix(x uint64) uint64 {
 
 // slotAt is the chain slot at ts: 2.5 slots a second.
 func slotAt(ts int64) int64 { return epochSlot + (ts-epoch)*5/2 }
+
+// slotTime is the second slot falls in, the inverse of slotAt.
+func slotTime(slot int64) int64 { return epoch + (slot-epochSlot)*2/5 }
 
 // poisson draws an event count with mean lambda (normal approximation for large means).
 func poisson(rng *rand.Rand, lambda float64) int {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -414,4 +415,94 @@ func TestThirtyDayInvariants(t *testing.T) {
 			t.Error("no funding payments")
 		}
 	})
+}
+
+// Some wallets are builders, some others hold an escrow approving builders (a few none yet), and
+// the first subaccount's NewUser record of each carries them.
+func TestNewUsersCarryBuilderAccounts(t *testing.T) {
+	s := sim.New(sim.Config{Seed: 3, Authorities: 200})
+	msgs := generate(t, s, windowStart, windowStart.Add(time.Second))
+	builders := map[string]*events.BuilderAccount{}
+	escrows := map[string]*events.RevenueShareEscrow{}
+	for _, m := range msgs {
+		nu, ok := decode(t, m).(*events.NewUser)
+		if !ok {
+			continue
+		}
+		carries := nu.BuilderRevenueShareAccount != nil || nu.RevenueShareEscrow != nil
+		if carries && nu.SubAccountID != 0 {
+			t.Fatalf("subaccount %d of %s carries builder accounts", nu.SubAccountID, nu.UserAuthority)
+		}
+		if nu.BuilderRevenueShareAccount != nil {
+			builders[nu.UserAuthority] = nu.BuilderRevenueShareAccount
+		}
+		if nu.RevenueShareEscrow != nil {
+			escrows[nu.UserAuthority] = nu.RevenueShareEscrow
+		}
+		b, e := s.BuilderAccounts(nu.UserAuthority, nu.Ts)
+		if nu.SubAccountID == 0 && (!reflect.DeepEqual(b, nu.BuilderRevenueShareAccount) || !reflect.DeepEqual(e, nu.RevenueShareEscrow)) {
+			t.Fatalf("%s: the record carries %+v %+v, BuilderAccounts says %+v %+v", nu.UserAuthority,
+				nu.BuilderRevenueShareAccount, nu.RevenueShareEscrow, b, e)
+		}
+	}
+	if len(builders) < 2 || len(escrows) < 10 {
+		t.Fatalf("%d builders and %d escrows among 200 wallets", len(builders), len(escrows))
+	}
+	empty, approvals := 0, 0
+	for auth, e := range escrows {
+		if builders[auth] != nil {
+			t.Errorf("builder %s also has an escrow", auth)
+		}
+		if len(e.ApprovedBuilders) == 0 {
+			empty++
+		}
+		for _, a := range e.ApprovedBuilders {
+			approvals++
+			if builders[a.Authority] == nil || a.MaxFeeTenthBps <= 0 {
+				t.Errorf("%s approves %+v, which is no builder", auth, a)
+			}
+		}
+	}
+	if approvals == 0 || empty == len(escrows) {
+		t.Errorf("escrows approve nobody: %d approvals, %d empty", approvals, empty)
+	}
+	for _, b := range builders {
+		if r, err := b.TotalBuilderRewards.Int64(); err != nil || r <= 0 {
+			t.Errorf("builder rewards %q", b.TotalBuilderRewards)
+		}
+	}
+}
+
+// TestMarketStatesEverySlot: below a second, every market's state comes at every slot (2.5 a second),
+// each in the second its slot falls in, and the AMM's position moves within the hour.
+func TestMarketStatesEverySlot(t *testing.T) {
+	cfg := sim.Config{Seed: 3, Authorities: 20, FillsPerMinute: 0.5, MarketStateInterval: time.Millisecond}
+	from := windowStart.Add(30 * time.Minute)
+	bySymbol := map[string][]*events.MarketState{}
+	for _, m := range generate(t, sim.New(cfg), from, from.Add(2*time.Minute)) {
+		if ms, ok := decode(t, m).(*events.MarketState); ok {
+			bySymbol[ms.Symbol] = append(bySymbol[ms.Symbol], ms)
+		}
+	}
+	if len(bySymbol) != len(sim.Markets()) {
+		t.Fatalf("states of %d markets, want %d", len(bySymbol), len(sim.Markets()))
+	}
+	for sym, states := range bySymbol {
+		if len(states) != 300 {
+			t.Errorf("%s: %d states in two minutes, want 300", sym, len(states))
+		}
+		positions := map[events.Amount]bool{}
+		for i, ms := range states {
+			if ms.Ts < from.Unix() || ms.Ts >= from.Unix()+120 {
+				t.Fatalf("%s: state at %d outside the window", sym, ms.Ts)
+			}
+			if i > 0 && (ms.Slot != states[i-1].Slot+1 || ms.Ts < states[i-1].Ts || ms.Ts > states[i-1].Ts+1) {
+				t.Fatalf("%s: state %d at slot %d ts %d after slot %d ts %d", sym, i, ms.Slot, ms.Ts, states[i-1].Slot, states[i-1].Ts)
+			}
+			positions[ms.BaseAssetAmountWithAmm] = true
+		}
+		if states[0].MarketType == events.MarketTypePerp && len(positions) < 2 {
+			t.Errorf("%s: the AMM's position did not move in two minutes", sym)
+		}
+	}
 }

@@ -1,7 +1,7 @@
 // Command operator runs ExportJobs in a cluster: it streams each job's CSV from the service that owns
 // its records into the export bucket and keeps the job's status, under leader election.
 //
-// Configuration (environment):
+// Configuration (environment, read by package settings):
 //
 //	TIDEMARK_EXPORT_SOURCES    fileType=url pairs, e.g. market-trades=http://market:9090,funding-rates=http://market:9090
 //	TIDEMARK_S3_*              the export bucket and its credentials (mounted from a Secret), see objstore.S3ConfigFromEnv
@@ -37,20 +37,21 @@ import (
 	"github.com/tidemark/tidemark/operator/api/v1alpha1"
 	"github.com/tidemark/tidemark/operator/export"
 	"github.com/tidemark/tidemark/operator/internal/controller"
+	"github.com/tidemark/tidemark/operator/settings"
 	"github.com/tidemark/tidemark/platform/app"
 	"github.com/tidemark/tidemark/platform/objstore"
 	"github.com/tidemark/tidemark/platform/telemetry"
+	"github.com/tidemark/tidemark/platform/version"
 )
 
 func main() {
+	if version.Handle("operator", os.Args[1:], os.Stdout) {
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	env := &app.Env{Prefix: app.EnvPrefix, Lookup: os.LookupEnv}
-	level := app.Parse(env, "LOG_LEVEL", slog.LevelInfo, "debug, info, warn or error", func(s string) (slog.Level, error) {
-		var l slog.Level
-		return l, l.UnmarshalText([]byte(s))
-	})
-	logger := telemetry.NewLogger(os.Stderr, level).With("service", "operator")
+	logger := telemetry.NewLogger(os.Stderr, settings.LogLevel(env)).With("service", "operator")
 	ctrl.SetLogger(logr.FromSlogHandler(logger.Handler()))
 	if err := run(ctx, env, ctrl.GetConfigOrDie(), metrics.Registry, logger); err != nil {
 		fmt.Fprintln(os.Stderr, "operator:", err)
@@ -61,21 +62,13 @@ func main() {
 // run is the operator on the cluster kube: configuration from env, export metrics on reg (served
 // with the manager's on the internal port).
 func run(ctx context.Context, env *app.Env, kube *rest.Config, reg prometheus.Registerer, logger *slog.Logger) error {
-	internalAddr := env.String("INTERNAL_ADDR", ":9090")
-	podNamespace, _ := env.Lookup("POD_NAMESPACE")
-	namespace := env.String("NAMESPACE", podNamespace)
-	leaderElect := env.Bool("LEADER_ELECT", true)
-	maxConcurrent := env.Int("EXPORT_MAX_CONCURRENT", 4)
-	sources, serr := export.ParseEndpoints(env.String("EXPORT_SOURCES", ""))
-	s3cfg, s3err := objstore.S3ConfigFromEnv(env.Prefix+"S3", func(name string) string {
-		v, _ := env.Lookup(name)
-		return v
-	})
-	if err := errors.Join(env.Err(), serr, s3err); err != nil {
-		return fmt.Errorf("configuration: %w", err)
+	set, err := settings.Load(env)
+	if err != nil {
+		return err
 	}
+	internalAddr, namespace, leaderElect := set.InternalAddr, set.Namespace, set.LeaderElect
 
-	store, err := objstore.NewS3(ctx, s3cfg)
+	store, err := objstore.NewS3(ctx, set.S3)
 	if err != nil {
 		return err
 	}
@@ -106,8 +99,8 @@ func run(ctx context.Context, env *app.Env, kube *rest.Config, reg prometheus.Re
 	if err != nil {
 		return fmt.Errorf("build manager: %w", err)
 	}
-	if _, err := controller.New(mgr, export.Config{MaxConcurrent: maxConcurrent}, export.Deps{
-		Store: store, Source: export.HTTPSource{Endpoints: sources, Client: &http.Client{}}, Logger: logger,
+	if _, err := controller.New(mgr, export.Config{MaxConcurrent: set.MaxConcurrent}, export.Deps{
+		Store: store, Source: export.HTTPSource{Endpoints: set.Sources, Client: &http.Client{}}, Logger: logger,
 	}, reg); err != nil {
 		return err
 	}

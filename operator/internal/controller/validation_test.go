@@ -135,21 +135,21 @@ func TestKubeJobs(t *testing.T) {
 	jobs := export.KubeJobs{Client: k8s, Namespace: ns.Name}
 	bad := spec()
 	bad.UserPublicKeys = nil
-	if _, err := jobs.Create(context.Background(), bad); !errors.Is(err, export.ErrInvalid) {
+	if _, err := jobs.Create(context.Background(), "", bad); !errors.Is(err, export.ErrInvalid) {
 		t.Fatalf("Create(no accounts) = %v, want ErrInvalid", err)
 	}
-	older, err := jobs.Create(context.Background(), spec())
+	older, err := jobs.Create(context.Background(), "", spec())
 	if err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(1100 * time.Millisecond) // creation timestamps have one-second resolution
-	newer, err := jobs.Create(context.Background(), spec())
+	newer, err := jobs.Create(context.Background(), "", spec())
 	if err != nil {
 		t.Fatal(err)
 	}
 	other := spec()
 	other.Authority = account2
-	if _, err := jobs.Create(context.Background(), other); err != nil {
+	if _, err := jobs.Create(context.Background(), "", other); err != nil {
 		t.Fatal(err)
 	}
 	list, err := jobs.List(context.Background(), authority)
@@ -165,5 +165,21 @@ func TestKubeJobs(t *testing.T) {
 	}
 	if newer.Labels[v1alpha1.AuthorityLabel] != authority {
 		t.Errorf("labels %v", newer.Labels)
+	}
+
+	// A name is created once; creating it again returns the job, even from another client.
+	named, err := jobs.Create(context.Background(), "export-abc123", spec())
+	if err != nil || named.Name != "export-abc123" {
+		t.Fatalf("Create(named) = %+v, %v", named, err)
+	}
+	again, err := export.KubeJobs{Client: k8s, Namespace: ns.Name}.Create(context.Background(), "export-abc123", other)
+	if err != nil || again.UID != named.UID || again.Spec.Authority != authority {
+		t.Fatalf("Create(named) again = %+v, %v; want the first job", again, err)
+	}
+	if _, err := jobs.Create(context.Background(), "Export_ABC", spec()); !errors.Is(err, export.ErrInvalid) {
+		t.Errorf("Create(bad name) = %v, want ErrInvalid", err)
+	}
+	if list, _ := jobs.List(context.Background(), authority); len(list) != 3 {
+		t.Errorf("%d jobs of the authority, want 3", len(list))
 	}
 }

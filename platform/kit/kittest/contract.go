@@ -87,7 +87,8 @@ const maxCombinations = 64
 // requests each with every combination of the candidate values of its path parameters (and, where the
 // operation has one, with format=csv too), validates every answer against the document, and fails the
 // test for an operation that never answered a validated 2xx, or whose list answers were all empty
-// (the test's data left it unchecked). Query parameters keep their defaults.
+// (the test's data left it unchecked). Query parameters keep their defaults, but for the required
+// ones, which take the first candidate of values under their name.
 func (s *Stack) CheckEveryOperation(t testing.TB, values map[string][]string) {
 	t.Helper()
 	ops := s.operations(t, values)
@@ -115,8 +116,21 @@ func (s *Stack) CheckEveryOperation(t testing.TB, values map[string][]string) {
 			combos = next[:min(len(next), maxCombinations)]
 		}
 		ok, records, lists := false, false, false
+		required := url.Values{}
+		for _, p := range o.query {
+			if p.Required {
+				if vs := values[p.Name]; len(vs) > 0 {
+					required.Set(p.Name, vs[0])
+				} else {
+					t.Errorf("%s: no candidate value for the required query parameter %s", o.id, p.Name)
+				}
+			}
+		}
 		for _, c := range combos {
 			path := fillPath(o.path, c)
+			if len(required) > 0 {
+				path += "?" + required.Encode()
+			}
 			rec := s.Get(t, path)
 			if rec.Code < 200 || rec.Code >= 300 {
 				continue
@@ -133,7 +147,11 @@ func (s *Stack) CheckEveryOperation(t testing.TB, values map[string][]string) {
 				}
 			}
 			if o.csv {
-				if rec := s.Get(t, path+"?format=csv"); rec.Code != http.StatusOK {
+				sep := "?"
+				if strings.Contains(path, "?") {
+					sep = "&"
+				}
+				if rec := s.Get(t, path+sep+"format=csv"); rec.Code != http.StatusOK {
 					t.Errorf("%s: GET %s?format=csv answered %d: %s", o.id, path, rec.Code, rec.Body)
 				}
 			}

@@ -2,6 +2,7 @@
 package http
 
 import (
+	"context"
 	nethttp "net/http"
 	"time"
 
@@ -21,6 +22,32 @@ func Routes(api *httpapi.API, store market.Store) {
 	// 1000 candles of every market at every resolution a few times over.
 	api.Handle(nethttp.MethodGet, "/market/{symbol}/candles/{resolution}", h.candles,
 		httpapi.CacheControl("public, max-age=2"), httpapi.SharedCache(time.Second, 64<<20))
+}
+
+// EdgeStore reads what the WebSocket edge warms from.
+type EdgeStore interface {
+	// LatestCandles returns the newest candle of every market and resolution.
+	LatestCandles(ctx context.Context) ([]market.EdgeCandle, error)
+}
+
+// EdgeCandlesPath is the internal route of the newest candles, read by the WebSocket edge at start.
+const EdgeCandlesPath = "/internal/edge/candles"
+
+// Internal registers the routes of the internal port: GET /internal/edge/candles answers
+// {"success":true,"data":[<EdgeCandle>...]}, the newest candle of every market and resolution.
+func Internal(api *httpapi.API, store EdgeStore) {
+	api.Handle(nethttp.MethodGet, EdgeCandlesPath, func(r *nethttp.Request) (any, error) {
+		candles, err := store.LatestCandles(r.Context())
+		if err != nil {
+			return nil, err
+		}
+		return edgeSnapshot{Success: true, Data: candles}, nil
+	}, httpapi.CacheControl("no-store"))
+}
+
+type edgeSnapshot struct {
+	Success bool                `json:"success"`
+	Data    []market.EdgeCandle `json:"data"`
 }
 
 type handlers struct {

@@ -109,3 +109,57 @@ func scanBuckets(br pgx.BatchResults) ([]market.Bucket, error) {
 	}
 	return out, nil
 }
+
+// LatestCandles returns the newest stored candle of every market at every resolution, opening at the
+// previous bucket's close: what the WebSocket edge's candle inits start from. Each is two index
+// lookups, however long the history.
+func (s *Store) LatestCandles(ctx context.Context) ([]market.EdgeCandle, error) {
+	res := make([]string, 0, 8)
+	for _, r := range market.Resolutions() {
+		res = append(res, string(r))
+	}
+	rows, err := s.pool.Query(ctx, `SELECT m.symbol, r.res, `+bucketColsOf("c")+`, p.fill_close, p.oracle_close
+		FROM `+s.schema+`.markets m CROSS JOIN unnest($1::text[]) WITH ORDINALITY AS r(res, n)
+		JOIN LATERAL (SELECT * FROM `+s.schema+`.candles
+			WHERE symbol = m.symbol AND resolution = r.res ORDER BY ts DESC LIMIT 1) c ON true
+		LEFT JOIN LATERAL (SELECT fill_close, oracle_close FROM `+s.schema+`.candles
+			WHERE symbol = m.symbol AND resolution = r.res AND ts < c.ts ORDER BY ts DESC LIMIT 1) p ON true
+		ORDER BY m.symbol, r.n`, res)
+	if err != nil {
+		return nil, fmt.Errorf("query latest candles: %w", err)
+	}
+	defer rows.Close()
+	out := []market.EdgeCandle{}
+	for rows.Next() {
+		var (
+			c                market.EdgeCandle
+			b                market.Bucket
+			prevF, prevO     *float64
+			symbol, resolved string
+		)
+		if err := rows.Scan(&symbol, &resolved, &b.Ts, &b.FillFirst, &b.FillHigh, &b.FillLow, &b.FillClose, &b.OracleFirst,
+			&b.OracleHigh, &b.OracleLow, &b.OracleClose, &b.QuoteVolume, &b.BaseVolume, &b.LastTradeTs, &b.LastFillRecordID,
+			&prevF, &prevO); err != nil {
+			return nil, fmt.Errorf("scan latest candle: %w", err)
+		}
+		var prev *market.Bucket
+		if prevF != nil && prevO != nil {
+			prev = &market.Bucket{FillClose: *prevF, OracleClose: *prevO}
+		}
+		c.Symbol, c.Resolution, c.Candle = symbol, resolved, market.CandleOf(b, prev)
+		c.LastTradeTs, c.LastFillRecordID = &b.LastTradeTs, &b.LastFillRecordID
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read latest candles: %w", err)
+	}
+	return out, nil
+}
+
+// bucketColsOf is bucketCols qualified by a table alias.
+func bucketColsOf(alias string) string {
+	a := alias + "."
+	return a + `ts, ` + a + `fill_first, ` + a + `fill_high, ` + a + `fill_low, ` + a + `fill_close, ` + a + `oracle_first, ` +
+		a + `oracle_high, ` + a + `oracle_low, ` + a + `oracle_close, ` + a + `quote_volume::float8 / 1e6::float8, ` +
+		a + `base_volume::float8 / 1e9::float8, ` + a + `last_ts, ` + a + `last_id::text`
+}

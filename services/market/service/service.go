@@ -58,6 +58,8 @@ func Service(cfg Config) kit.Service {
 				Sinks:  in.Sinks(),
 				Series: Series(store),
 				Routes: func(api *httpapi.API) { markethttp.Routes(api, store) },
+				// The WebSocket edge warms its candle inits from the newest candles.
+				Internal: func(api *httpapi.API) { markethttp.Internal(api, store) },
 			}, nil
 		},
 	}

@@ -86,8 +86,7 @@ func (in *Ingest) Sinks() []ingest.Sink {
 	}
 }
 
-// FillsTopicIndex is the index of the fills sink among Sinks, which places its partitions on the
-// consumer's writers (ingest.WriterOf).
+// FillsTopicIndex is the index of the fills sink among Sinks.
 const FillsTopicIndex = 1
 
 // prepareFill reads a fill's figures as it is decoded, beside the writers: a fill the stats cannot

@@ -28,7 +28,8 @@ func Service() kit.Service {
 				Sinks:    postgres.NewIngest(d.Schema).Sinks(),
 				Routes:   func(api *httpapi.API) { statshttp.Routes(api, store) },
 				Internal: func(api *httpapi.API) { statshttp.Internal(api, store, kit.InternalPrefix) },
-				Run:      background.Run,
+				// Every replica runs it; the publisher and the fold each take turns under a lock.
+				Jobs: []kit.Job{{Name: "background", Run: background.Run}},
 			}, nil
 		},
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/fault"
 	"github.com/tidemark/tidemark/platform/httpapi"
+	"github.com/tidemark/tidemark/platform/snapshots"
 	"github.com/tidemark/tidemark/services/user"
 )
 
@@ -179,11 +180,11 @@ func (h *handlers) snapshots(kind string) httpapi.Func {
 		if err != nil {
 			return nil, err
 		}
-		days, err := httpapi.QueryInt(r, "days", 7, 1, user.MaxSnapshotDays)
+		days, err := snapshots.Days(r)
 		if err != nil {
 			return nil, err
 		}
-		points := user.PointsOf(h.api.Now(), int(days))
+		points := snapshots.PointsOf(h.api.Now(), days)
 		snaps, err := h.store.Snapshots(r.Context(), acct, kind, points)
 		if err != nil {
 			return nil, err

@@ -72,8 +72,6 @@ type FillRow struct {
 	// applied, in decimal; "" for spot fills and for rows not applied (a late fill, until its market
 	// is derived again).
 	BaseAfter, QuoteEntryAfter string
-
-	applied bool // moved its position (or was found not to)
 }
 
 // FillsTable is how fills are stored: the ingest writes through it, and benchmarks COPY the same rows
@@ -210,7 +208,7 @@ func BaselineRows(evs []ingest.Event[*events.Fill]) ([]*FillRow, error) {
 		prepared[i] = rows
 	}
 	rows, _ := collect(prepared)
-	book := &positionBook{before: map[positionKey]user.FillOrder{}, after: map[positionKey]*positionState{}}
+	book := newPositionBook()
 	return rows, book.apply(rows)
 }
 
@@ -286,9 +284,14 @@ type positionKey struct{ account, symbol string }
 func positionKeyOf(r *FillRow) positionKey { return positionKey{r.Side.Account, r.Fill.Symbol} }
 
 // positionBook is the positions a batch of fills moves: their state before the batch and after it.
+//
+// A book belongs to one attempt at writing a batch: the consumer writes a batch again with the same
+// rows when its transaction fails, and what the failed attempt moved was rolled back with it, so
+// which rows were applied is the book's to know, not the rows'.
 type positionBook struct {
-	before map[positionKey]user.FillOrder // the last fill applied before the batch; absent: none
-	after  map[positionKey]*positionState
+	before  map[positionKey]user.FillOrder // the last fill applied before the batch; absent: none
+	after   map[positionKey]*positionState
+	applied map[*FillRow]bool // the rows this attempt has moved its positions by (or found it should not)
 }
 
 type positionState struct {
@@ -296,10 +299,15 @@ type positionState struct {
 	last user.FillOrder
 }
 
+func newPositionBook() *positionBook {
+	return &positionBook{before: map[positionKey]user.FillOrder{}, after: map[positionKey]*positionState{},
+		applied: map[*FillRow]bool{}}
+}
+
 // positions reads (and locks) the state of the positions rows move, for applying them as they are
 // written (applyOne).
 func (in *Ingest) positions(ctx context.Context, tx pgx.Tx, rows []*FillRow) (*positionBook, error) {
-	book := &positionBook{before: map[positionKey]user.FillOrder{}, after: map[positionKey]*positionState{}}
+	book := newPositionBook()
 	var perp []*FillRow
 	keys := map[positionKey]bool{}
 	for _, r := range rows {
@@ -360,10 +368,12 @@ func (b *positionBook) apply(rows []*FillRow) error {
 // A row no newer than its position's last fill is left alone: a replay, or a late fill (isLate tells
 // once the insert has said which rows are new). A row is applied once, however often it is asked.
 func (b *positionBook) applyOne(r *FillRow) error {
-	if r.applied || r.Fill.MarketType != events.MarketTypePerp {
+	if b.applied[r] || r.Fill.MarketType != events.MarketTypePerp {
 		return nil
 	}
-	r.applied = true
+	b.applied[r] = true
+	// What an earlier attempt derived for the row was rolled back with its position.
+	r.Position, r.BaseAfter, r.QuoteEntryAfter = nil, "", ""
 	k := positionKeyOf(r)
 	st := b.after[k]
 	if st == nil {

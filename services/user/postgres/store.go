@@ -16,6 +16,7 @@ import (
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/fault"
 	"github.com/tidemark/tidemark/platform/markets"
+	"github.com/tidemark/tidemark/platform/snapshots"
 	"github.com/tidemark/tidemark/services/user"
 )
 
@@ -216,7 +217,7 @@ func (s *Store) OrderActions(ctx context.Context, account, orderID string, after
 
 // Snapshots returns account's snapshot series of kind over points: the latest snapshot of each
 // point's bucket, nil where there is none.
-func (s *Store) Snapshots(ctx context.Context, account, kind string, p user.SnapshotPoints) ([]json.RawMessage, error) {
+func (s *Store) Snapshots(ctx context.Context, account, kind string, p snapshots.Points) ([]json.RawMessage, error) {
 	rows, err := s.pool.Query(ctx, `SELECT DISTINCT ON (i) (ts - $3) / $4 AS i, record FROM `+s.table("snapshots")+`
 		WHERE account = $1 AND kind = $2 AND ts >= $3 AND ts < $5 ORDER BY i, ts DESC`, account, kind, p.Start, p.Width, p.End())
 	if err != nil {

@@ -1,0 +1,155 @@
+package api_test
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// authorityOperations are the Authority group's operations; none has a path value that can be unknown,
+// so none documents 404.
+var authorityOperations = []struct {
+	method string
+	path   string
+	id     string
+	kind   kind
+	schema string // response schema of 200 application/json
+}{
+	{http.MethodGet, "/authority/{authorityId}/insuranceFundStake", "getAuthorityInsuranceFundStake", rolling, "IFStakeList"},
+	{http.MethodGet, "/authority/{authorityId}/insuranceFundStake/{year}/{month}", "getAuthorityInsuranceFundStakeByMonth", datedMonth, "IFStakeDatedList"},
+	{http.MethodGet, "/authority/{authorityId}/lpMintRedeem", "getAuthorityLPMintRedeem", rolling, "LPMintRedeemList"},
+	{http.MethodGet, "/authority/{authorityId}/lpMintRedeem/{year}/{month}", "getAuthorityLPMintRedeemByMonth", datedMonth, "LPMintRedeemDatedList"},
+	{http.MethodPost, "/authority/{authorityId}/exports", "createAuthorityExport", single, "ExportCreated"},
+	{http.MethodGet, "/authority/{authorityId}/exports", "getAuthorityExports", rolling, "ExportJobList"},
+	{http.MethodGet, "/authority/{authorityId}/snapshots/overview", "getAuthoritySnapshotsOverview", snapshots, "AuthoritySnapshotsOverview"},
+	{http.MethodGet, "/authority/{authorityId}/snapshots/trading", "getAuthorityTradingSnapshots", snapshots, "AuthorityTradingSnapshots"},
+	{http.MethodGet, "/authority/{authorityId}/snapshots/earn", "getAuthorityEarnSnapshots", snapshots, "AuthorityEarnSnapshots"},
+	{http.MethodGet, "/authority/{authorityId}/snapshots/vaults", "getAuthorityVaultSnapshots", snapshots, "AuthorityVaultSnapshots"},
+	{http.MethodGet, "/authority/{authorityId}/snapshots/referrals", "getAuthorityReferralSnapshots", snapshots, "ReferralSnapshots"},
+	{http.MethodGet, "/authority/{authorityId}/accounts", "getAuthorityAccounts", single, "AuthorityAccounts"},
+}
+
+func TestAuthorityOperations(t *testing.T) {
+	doc := mustLoad(t)
+	for _, tc := range authorityOperations {
+		t.Run(tc.id, func(t *testing.T) {
+			item := doc.Paths.Value(tc.path)
+			if item == nil {
+				t.Fatalf("path %s missing", tc.path)
+			}
+			op := item.GetOperation(tc.method)
+			if op == nil || op.OperationID != tc.id {
+				t.Fatalf("%s %s: want operation %s", tc.method, tc.path, tc.id)
+			}
+			if !slices.Equal(op.Tags, []string{"Authority"}) {
+				t.Errorf("tags = %v, want [Authority]", op.Tags)
+			}
+			if op.Summary == "" || len(op.Description) < 80 {
+				t.Errorf("summary/description too thin")
+			}
+			for _, code := range []int{400, 500, 503} {
+				r := op.Responses.Status(code)
+				if r == nil || r.Value.Content.Get("application/json") == nil ||
+					r.Value.Content.Get("application/json").Schema.Ref != "#/components/schemas/Error" {
+					t.Errorf("response %d does not use the Error schema", code)
+				}
+			}
+			ok := op.Responses.Status(200)
+			if ok == nil || ok.Value.Content.Get("application/json") == nil ||
+				ok.Value.Content.Get("application/json").Schema.Ref != "#/components/schemas/"+tc.schema {
+				t.Fatalf("200 application/json schema is not %s", tc.schema)
+			}
+			if csv := ok.Value.Content.Get("text/csv"); (csv != nil) != (tc.kind == datedMonth) {
+				t.Errorf("text/csv content present = %v, want only on dated paths", csv != nil)
+			}
+			params := map[string]*openapi3.Parameter{}
+			for _, p := range append(append(openapi3.Parameters{}, item.Parameters...), op.Parameters...) {
+				params[p.Value.In+":"+p.Value.Name] = p.Value
+			}
+			if p := params["path:authorityId"]; p == nil || !p.Required || p.Schema.Value.Pattern != "^[1-9A-HJ-NP-Za-km-z]{32,44}$" {
+				t.Errorf("path parameter authorityId missing or without the base58 pattern")
+			}
+			var want []string
+			switch tc.kind {
+			case rolling:
+				want = []string{"page"}
+			case datedMonth:
+				want = []string{"format", "page"}
+				checkRange(t, params["path:year"], 2022, nil)
+				checkRange(t, params["path:month"], 1, ptr(12))
+			case snapshots:
+				want = []string{"days"}
+				checkRange(t, params["query:days"], 1, ptr(100))
+			}
+			var got []string
+			for key, p := range params {
+				if p.In == "query" {
+					got = append(got, strings.TrimPrefix(key, "query:"))
+				}
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Errorf("query parameters = %v, want %v", got, want)
+			}
+			if tc.method == http.MethodPost {
+				body := op.RequestBody
+				if body == nil || !body.Value.Required || body.Value.Content.Get("application/json") == nil ||
+					body.Value.Content.Get("application/json").Schema.Ref != "#/components/schemas/ExportRequest" {
+					t.Errorf("the export request body must be a required ExportRequest")
+				}
+			}
+		})
+	}
+}
+
+// The export request and job are the spec's tables, field for field.
+func TestExportSchemas(t *testing.T) {
+	doc := mustLoad(t)
+	fileTypes := []any{"trades", "market-trades", "funding-rates", "funding-payments", "deposits", "liquidations",
+		"settle-pnl-records", "lp-records", "if-stake-records", "swap-records", "rewards"}
+	req := doc.Components.Schemas["ExportRequest"].Value
+	if req.AdditionalProperties.Has == nil || *req.AdditionalProperties.Has {
+		t.Errorf("ExportRequest must refuse extra properties")
+	}
+	if got := slices.Sorted(slices.Values(req.Required)); !slices.Equal(got, []string{"fileType", "from", "to", "userPublicKeys"}) {
+		t.Errorf("ExportRequest required = %v", got)
+	}
+	if !slices.Equal(req.Properties["fileType"].Value.Enum, fileTypes) {
+		t.Errorf("fileType enum = %v", req.Properties["fileType"].Value.Enum)
+	}
+	for _, name := range []string{"from", "to"} {
+		if p := req.Properties[name].Value; !p.Type.Is("integer") || p.Min == nil || *p.Min != 0 {
+			t.Errorf("%s must be an integer >= 0", name)
+		}
+	}
+	if k := req.Properties["userPublicKeys"].Value; !k.Type.Is("array") || k.MinItems != 1 {
+		t.Errorf("userPublicKeys must have at least 1 item")
+	}
+	if m := req.Properties["market"].Value; !m.Type.Is("string") || !m.Nullable {
+		t.Errorf("market must be a nullable string")
+	}
+	job := doc.Components.Schemas["ExportJob"].Value
+	wantJob := []string{"completedAt", "createdAt", "downloadUrl", "errorReason", "fileType", "from", "market", "recordCount",
+		"requestId", "status", "to", "userPublicKeys"}
+	if got := slices.Sorted(slices.Values(job.Required)); !slices.Equal(got, wantJob) {
+		t.Errorf("ExportJob required = %v, want %v", got, wantJob)
+	}
+	for _, name := range []string{"market", "completedAt", "recordCount", "errorReason", "downloadUrl"} {
+		if !job.Properties[name].Value.Nullable {
+			t.Errorf("ExportJob.%s must be nullable", name)
+		}
+	}
+	if !slices.Equal(job.Properties["status"].Value.Enum, []any{"pending", "running", "ready", "failed", "expired"}) {
+		t.Errorf("status enum = %v", job.Properties["status"].Value.Enum)
+	}
+	lp := doc.Components.Schemas["LPMintRedeem"].Value
+	wantLP := []string{"amount", "authority", "constituentIndex", "description", "fee", "inMarketCurrentWeight", "inMarketTargetWeight",
+		"lastAum", "lastAumSlot", "lpAmount", "lpFee", "lpPool", "lpPrice", "mint", "mintRedeemId", "oraclePrice", "slot",
+		"spotMarketIndex", "ts", "txSig", "txSigIndex"}
+	if got := slices.Sorted(slices.Values(lp.Required)); !slices.Equal(got, wantLP) || len(lp.Properties) != len(wantLP) {
+		t.Errorf("LPMintRedeem required = %v, want %v", got, wantLP)
+	}
+}

@@ -1,0 +1,122 @@
+{{/* The chart's name, truncated for label values. */}}
+{{- define "tidemark.name" -}}
+{{- .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* The release's full name: the prefix of every object's name. */}}
+{{- define "tidemark.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 50 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 50 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Labels of every object. */}}
+{{- define "tidemark.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/name: {{ include "tidemark.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: tidemark
+{{- end -}}
+
+{{/* The labels that select the release's pods. */}}
+{{- define "tidemark.releaseSelector" -}}
+app.kubernetes.io/name: {{ include "tidemark.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{/* The mesh table (routes, export streams, variables), written by make generate. */}}
+{{- define "tidemark.mesh" -}}
+{{- .Files.Get "files/mesh.yaml" -}}
+{{- end -}}
+
+{{/* mergeInto (dict "dst" map "src" map): src's keys set over dst's, maps merged key by key. Unlike
+sprig's merge, a false, 0 or "" of src wins over dst's value. */}}
+{{- define "tidemark.mergeInto" -}}
+{{- $dst := .dst -}}
+{{- range $k, $v := .src -}}
+{{- if and (kindIs "map" $v) (kindIs "map" (get $dst $k)) -}}
+{{- include "tidemark.mergeInto" (dict "dst" (get $dst $k) "src" $v) -}}
+{{- else -}}
+{{- $_ := set $dst $k $v -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* components (dict "root" $ "out" dict): fills out with one entry per deployable of the mesh, in
+its order: {name, mesh (its row of mesh.yaml), values (its block merged over defaults), fullname}. */}}
+{{- define "tidemark.components" -}}
+{{- $root := .root -}}
+{{- $mesh := include "tidemark.mesh" $root | fromYaml -}}
+{{- $list := list -}}
+{{- range $m := $mesh.components -}}
+{{- $v := dict -}}
+{{- $_ := include "tidemark.mergeInto" (dict "dst" $v "src" (deepCopy $root.Values.defaults)) -}}
+{{- $own := get $root.Values $m.name -}}
+{{- if kindIs "map" $own -}}
+{{- $_ := include "tidemark.mergeInto" (dict "dst" $v "src" (deepCopy $own)) -}}
+{{- end -}}
+{{- $list = append $list (dict "name" $m.name "mesh" $m "values" $v "fullname" (printf "%s-%s" (include "tidemark.fullname" $root) $m.name)) -}}
+{{- end -}}
+{{- $_ := set .out "list" $list -}}
+{{- $_ := set .out "mesh" $mesh -}}
+{{- end -}}
+
+{{/* A deployable's labels; the context is (dict "root" $ "c" component). */}}
+{{- define "tidemark.componentLabels" -}}
+{{ include "tidemark.labels" .root }}
+app.kubernetes.io/component: {{ .c.name }}
+{{- end -}}
+
+{{/* The labels that select a deployable's pods. */}}
+{{- define "tidemark.selectorLabels" -}}
+{{ include "tidemark.releaseSelector" .root }}
+app.kubernetes.io/component: {{ .c.name }}
+{{- end -}}
+
+{{/* A deployable's image reference. */}}
+{{- define "tidemark.image" -}}
+{{- $g := .root.Values.global.image -}}
+{{- $i := .c.values.image -}}
+{{- $repo := $i.repository | default (printf "tidemark/%s" .c.name) -}}
+{{- if $g.registry -}}{{- $repo = printf "%s/%s" $g.registry $repo -}}{{- end -}}
+{{- if $i.digest -}}
+{{- printf "%s@%s" $repo $i.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $repo ($i.tag | default $g.tag | default .root.Chart.AppVersion) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* A deployable's ServiceAccount name. */}}
+{{- define "tidemark.serviceAccountName" -}}
+{{- if .c.values.serviceAccount.create -}}
+{{- .c.values.serviceAccount.name | default .c.fullname -}}
+{{- else -}}
+{{- .c.values.serviceAccount.name | default "default" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret and key of a deployable's PostgreSQL URL: {name, key}. */}}
+{{- define "tidemark.postgresRef" -}}
+{{- $d := .c.values.database -}}
+{{- $g := .root.Values.global.postgres -}}
+{{- if $d.existingSecret -}}
+{{- dict "name" $d.existingSecret "key" $d.existingSecretKey | toJson -}}
+{{- else if $d.url -}}
+{{- dict "name" (printf "%s-postgres" .c.fullname) "key" "url" | toJson -}}
+{{- else if $g.existingSecret -}}
+{{- dict "name" $g.existingSecret "key" $g.existingSecretKey | toJson -}}
+{{- else -}}
+{{- dict "name" (printf "%s-postgres" (include "tidemark.fullname" .root)) "key" "url" | toJson -}}
+{{- end -}}
+{{- end -}}
+
+{{/* What the chart's own Secrets hold, for the pods' checksum annotation (a rotated value rolls the
+pods; the generated page key is not in it, as it never changes). */}}
+{{- define "tidemark.secretsChecksum" -}}
+{{- $g := .Values.global -}}
+{{- dict "pg" $g.postgres "page" $g.pageKey.value "s3" (pick $g.s3 "accessKey" "secretKey" "existingSecret") | toJson | sha256sum -}}
+{{- end -}}

@@ -1,0 +1,127 @@
+{{/* The container's environment: each TIDEMARK_* variable the deployable reads (its row of
+files/mesh.yaml), set from the chart's values when the chart manages it and from the block's
+config otherwise, then extraEnv. The context is (dict "root" $ "c" component "all" components "mesh" table). */}}
+{{- define "tidemark.lib.env" -}}
+{{- $root := .root -}}
+{{- $c := .c -}}
+{{- $v := $c.values -}}
+{{- $reads := $c.mesh.reads -}}
+{{- $g := $root.Values.global -}}
+{{- $full := include "tidemark.fullname" $root -}}
+{{- if has "TIDEMARK_LOG_LEVEL" $reads }}
+- name: TIDEMARK_LOG_LEVEL
+  value: {{ $v.logLevel | default $g.logLevel | quote }}
+{{- end }}
+{{- if has "TIDEMARK_PUBLIC_ADDR" $reads }}
+- name: TIDEMARK_PUBLIC_ADDR
+  value: {{ printf ":%d" (int $v.ports.public) | quote }}
+{{- end }}
+{{- if has "TIDEMARK_INTERNAL_ADDR" $reads }}
+- name: TIDEMARK_INTERNAL_ADDR
+  value: {{ printf ":%d" (int $v.ports.internal) | quote }}
+{{- end }}
+{{- if and (has "TIDEMARK_OTLP_ENDPOINT" $reads) $g.otlpEndpoint }}
+- name: TIDEMARK_OTLP_ENDPOINT
+  value: {{ $g.otlpEndpoint | quote }}
+{{- end }}
+{{- if has "TIDEMARK_KAFKA_BROKERS" $reads }}
+- name: TIDEMARK_KAFKA_BROKERS
+  value: {{ join "," $g.kafka.brokers | quote }}
+{{- end }}
+{{- if has "TIDEMARK_PG_URL" $reads }}
+{{- $ref := include "tidemark.postgresRef" . | fromJson }}
+- name: TIDEMARK_PG_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ $ref.name }}
+      key: {{ $ref.key }}
+{{- end }}
+{{- if has "TIDEMARK_PAGE_KEY" $reads }}
+- name: TIDEMARK_PAGE_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ $g.pageKey.existingSecret | default (printf "%s-page-key" $full) }}
+      key: {{ ternary $g.pageKey.existingSecretKey "page-key" (ne $g.pageKey.existingSecret "") }}
+{{- end }}
+{{- if has "TIDEMARK_NAMESPACE" $reads }}
+- name: TIDEMARK_NAMESPACE
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.namespace
+{{- end }}
+{{- if has "TIDEMARK_EXPORT_SOURCES" $reads }}
+{{- $sources := list }}
+{{- range $o := .all }}
+{{- if $o.values.enabled }}
+{{- range $ft := $o.mesh.exports }}
+{{- $sources = append $sources (printf "%s=http://%s:%d" $ft $o.fullname (int $o.values.ports.internal)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+- name: TIDEMARK_EXPORT_SOURCES
+  value: {{ join "," $sources | quote }}
+{{- end }}
+{{- range $var, $target := .mesh.internalURLs }}
+{{- if has $var $reads }}
+{{- range $o := $.all }}
+{{- if and (eq $o.name $target) $o.values.enabled }}
+- name: {{ $var }}
+  value: {{ printf "http://%s:%d" $o.fullname (int $o.values.ports.internal) | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if has "TIDEMARK_S3_ENDPOINT" $reads }}
+- name: TIDEMARK_S3_ENDPOINT
+  value: {{ $g.s3.endpoint | quote }}
+- name: TIDEMARK_S3_BUCKET
+  value: {{ $g.s3.bucket | quote }}
+- name: TIDEMARK_S3_REGION
+  value: {{ $g.s3.region | quote }}
+- name: TIDEMARK_S3_TLS
+  value: {{ $g.s3.tls | quote }}
+{{- if $g.s3.publicURL }}
+- name: TIDEMARK_S3_PUBLIC_URL
+  value: {{ $g.s3.publicURL | quote }}
+{{- end }}
+- name: TIDEMARK_S3_ACCESS_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ $g.s3.existingSecret | default (printf "%s-s3" $full) }}
+      key: {{ ternary $g.s3.accessKeyKey "access-key" (ne $g.s3.existingSecret "") }}
+- name: TIDEMARK_S3_SECRET_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ $g.s3.existingSecret | default (printf "%s-s3" $full) }}
+      key: {{ ternary $g.s3.secretKeyKey "secret-key" (ne $g.s3.existingSecret "") }}
+{{- end }}
+{{- $managed := .mesh.managed }}
+{{- $own := get $root.Values $c.name }}
+{{- $ownConfig := dict }}
+{{- if and (kindIs "map" $own) (kindIs "map" (get $own "config")) }}{{ $ownConfig = get $own "config" }}{{ end }}
+{{- range $k := keys $v.config | sortAlpha }}
+{{- $name := printf "TIDEMARK_%s" $k }}
+{{- if hasKey $managed $name }}
+{{- fail (printf "%s.config.%s: %s is set from %s" $c.name $k $name (get $managed $name)) }}
+{{- end }}
+{{- if has $name $reads }}
+- name: {{ $name }}
+  value: {{ include "tidemark.scalar" (get $v.config $k) | quote }}
+{{- else if hasKey $ownConfig $k }}
+{{- fail (printf "%s.config.%s: %s does not read %s" $c.name $k $c.name $name) }}
+{{- end }}
+{{- end }}
+{{- with $v.extraEnv }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/* A value as an environment variable's text: numbers that are whole without an exponent (values
+parse numbers as floats: 1000000 would print 1e+06). */}}
+{{- define "tidemark.scalar" -}}
+{{- if and (kindIs "float64" .) (eq . (float64 (int64 .))) -}}
+{{- int64 . -}}
+{{- else -}}
+{{- toString . -}}
+{{- end -}}
+{{- end -}}

@@ -1,0 +1,500 @@
+package deploy_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tidemark/tidemark/operator/api/v1alpha1"
+	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/platform/ingest"
+	"github.com/tidemark/tidemark/platform/kafka"
+	"github.com/tidemark/tidemark/platform/kit/kittest"
+	"github.com/tidemark/tidemark/platform/objstore"
+	"github.com/tidemark/tidemark/platform/pg/pgtest"
+	"github.com/tidemark/tidemark/tools/deploy"
+	"github.com/tidemark/tidemark/tools/images"
+)
+
+// TestWiringRunsForReal runs the chart's wiring: each Deployment's container is started from the
+// binary of its image (built as make images builds it) with exactly the rendered entrypoint,
+// arguments and environment, its Secrets resolved from the rendered Secrets and the addresses in the
+// values pointing at this test's PostgreSQL, broker and MinIO; a Service name in a URL resolves, like
+// cluster DNS, through the rendered Service's selector and target port to the process behind it. The
+// operator runs as its rendered ServiceAccount, with the rendered Role: it has a token of that
+// account where a pod would have it mounted. Each answers 200 on its readiness probe, and the
+// operator runs an ExportJob of the market's rows into the bucket.
+func TestWiringRunsForReal(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	root := repoRoot(t)
+	c := newCluster(t)
+	ns := "wiring"
+	c.namespace(t, ns)
+
+	// The topics a platform team provisions: every protocol topic with its DLQ, and the edge topics.
+	var topics []string
+	for _, tp := range events.Topics() {
+		topics = append(topics, tp.Name)
+		if !tp.Edge() {
+			topics = append(topics, ingest.DLQTopic(tp.Name))
+		}
+	}
+	broker, err := kafka.StartEmbedded(ctx, kafka.EmbeddedOptions{Partitions: 3, Topics: topics})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer broker.Close()
+	const bucket = "wiring-exports"
+	if _, err := objstore.NewS3(ctx, minioSrv.Config(bucket)); err != nil {
+		t.Fatal(err)
+	}
+
+	comps, err := deploy.Mesh()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var targets []images.Target
+	for _, d := range deploy.Deployables() {
+		targets = append(targets, images.Target{Name: d.Name, Main: d.Main})
+	}
+	built, err := images.Build(ctx, images.Options{Root: root, Out: t.TempDir(), Version: "wiring", Revision: "test"}, targets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	layouts := map[string]string{}
+	for _, b := range built {
+		layouts[b.Ref] = b.Dir
+	}
+
+	// The values: the addresses of this test's servers, and a free port for each listener.
+	values := map[string]any{
+		"global": map[string]any{
+			"image":    map[string]any{"tag": "wiring"},
+			"logLevel": "warn",
+			"kafka":    map[string]any{"brokers": broker.Brokers()},
+			"postgres": map[string]any{"url": pgtest.NewDB(t, pgSrv)},
+			"s3": map[string]any{"endpoint": minioSrv.Endpoint, "bucket": bucket, "tls": false,
+				"accessKey": minioSrv.AccessKey, "secretKey": minioSrv.SecretKey},
+		},
+	}
+	free := freePorts(t, 2*len(comps))
+	for i, cp := range comps {
+		ports := map[string]any{"internal": free[2*i]}
+		if cp.Service != nil {
+			ports["public"] = free[2*i+1]
+		}
+		values[cp.Name] = map[string]any{"ports": ports}
+	}
+	valuesFile := filepath.Join(t.TempDir(), "values.yaml")
+	b, err := yaml.Marshal(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(valuesFile, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	objs := objects(t, render(t, "--namespace", ns, "-f", valuesFile))
+
+	// What a cluster has before the pods start: the CRD, and the operator's account and Role.
+	c.installCRDs(t, objs)
+	for _, o := range objs {
+		switch o.GetKind() {
+		case "ServiceAccount", "Role", "RoleBinding":
+			c.apply(t, o)
+		}
+	}
+
+	w := &wiring{t: t, ctx: ctx, ns: ns, objs: objs, layouts: layouts, dir: t.TempDir(), procs: map[string]*process{}}
+	for _, cp := range comps {
+		w.start(cp.Name)
+	}
+	for _, cp := range comps {
+		w.waitReady(cp.Name)
+	}
+
+	// A day of SOL-PERP funding rates through the broker, read back through the market's public port.
+	now := time.Now().Unix()
+	var recs []events.Record
+	for i := range 24 {
+		recs = append(recs, kittest.FundingRate(kittest.SOLPerp, now-int64(24-i)*3600, i+1))
+	}
+	kw := kafka.Config{Brokers: broker.Brokers(), ClientID: "wiring-test"}.NewWriter("")
+	defer kw.Close()
+	if err := (kafka.Producer{W: kw}).Write(ctx, kittest.Encode(t, events.TopicFundingRates, recs...)...); err != nil {
+		t.Fatal(err)
+	}
+	market := w.procs["market"]
+	kittest.Eventually(t, 60*time.Second, "the market to serve the funding rates", func() bool {
+		var page struct {
+			Records []json.RawMessage `json:"records"`
+		}
+		code, body := get(market.url("http") + "/market/SOL-PERP/fundingRates?limit=100")
+		return code == 200 && json.Unmarshal([]byte(body), &page) == nil && len(page.Records) == len(recs)
+	})
+
+	// The export, run by the operator from the market's internal port into the bucket.
+	k8s, err := client.New(kube, client.Options{Scheme: scheme(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	symbol := "SOL-PERP"
+	job := &v1alpha1.ExportJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "wiring-"},
+		Spec: v1alpha1.ExportJobSpec{Authority: v1alpha1.PublicKey(kittest.Key(2)), FileType: "funding-rates",
+			From: now - 2*86400, To: now, Market: &symbol, UserPublicKeys: []v1alpha1.PublicKey{v1alpha1.PublicKey(kittest.Key(2))}},
+	}
+	if err := k8s.Create(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	var got v1alpha1.ExportJob
+	kittest.Eventually(t, 60*time.Second, "the export to be Ready", func() bool {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), &got); err != nil {
+			return false
+		}
+		if got.Status.Phase == v1alpha1.PhaseFailed {
+			t.Fatalf("export failed: %+v\n%s", got.Status, w.procs["operator"].logs())
+		}
+		return got.Status.Phase == v1alpha1.PhaseReady
+	})
+	if got.Status.RecordCount != int64(len(recs)) || got.Status.ObjectKey == "" {
+		t.Errorf("export status %+v, want %d records in an object", got.Status, len(recs))
+	}
+	store, err := objstore.NewS3(ctx, minioSrv.Config(bucket))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Stat(ctx, got.Status.ObjectKey); err != nil {
+		t.Errorf("the bucket has no %s: %v", got.Status.ObjectKey, err)
+	}
+
+	// Each stops cleanly on SIGTERM, well within its terminationGracePeriodSeconds.
+	for _, cp := range comps {
+		w.stop(cp.Name)
+	}
+}
+
+func scheme(t testing.TB) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// freePorts are n distinct free ports, all held until each is found.
+func freePorts(t testing.TB, n int) []int {
+	t.Helper()
+	var out []int
+	for range n {
+		ln, err := net.Listen("tcp", ":0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		out = append(out, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return out
+}
+
+func get(url string) (int, string) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// wiring runs the rendered Deployments as local processes.
+type wiring struct {
+	t       *testing.T
+	ctx     context.Context
+	ns      string
+	objs    []*unstructured.Unstructured
+	layouts map[string]string // image ref -> its OCI layout
+	dir     string
+	procs   map[string]*process
+}
+
+type process struct {
+	cmd       *exec.Cmd
+	container corev1.Container
+	done      chan error
+	mu        sync.Mutex
+	out       strings.Builder
+	grace     time.Duration
+}
+
+func (p *process) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.Write(b)
+}
+
+func (p *process) logs() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String()
+}
+
+// url is the loopback base URL of the container port named name.
+func (p *process) url(name string) string {
+	for _, cp := range p.container.Ports {
+		if cp.Name == name {
+			return fmt.Sprintf("http://127.0.0.1:%d", cp.ContainerPort)
+		}
+	}
+	return "http://no-port-named-" + name
+}
+
+func (w *wiring) start(component string) {
+	t := w.t
+	t.Helper()
+	d := deployment(t, w.objs, component)
+	spec := d.Spec.Template.Spec
+	if len(spec.Containers) != 1 {
+		t.Fatalf("%s has %d containers", component, len(spec.Containers))
+	}
+	ctr := spec.Containers[0]
+	layout, ok := w.layouts[ctr.Image]
+	if !ok {
+		t.Fatalf("%s runs image %s, which make images does not build", component, ctr.Image)
+	}
+	img, err := images.Load(layout, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A container's command replaces the image's entrypoint and its args the image's cmd.
+	argv := append(append([]string{}, cfg.Config.Entrypoint...), cfg.Config.Cmd...)
+	if len(ctr.Command) > 0 {
+		argv = append(append([]string{}, ctr.Command...), cfg.Config.Cmd...)
+	}
+	if len(ctr.Args) > 0 {
+		argv = append(argv[:len(argv)-len(cfg.Config.Cmd)], ctr.Args...)
+	}
+	bin := filepath.Join(w.dir, component)
+	if err := images.ExtractFile(img, argv[0], bin); err != nil {
+		t.Fatal(err)
+	}
+	env := w.environment(component, spec, ctr)
+	if spec.AutomountServiceAccountToken != nil && *spec.AutomountServiceAccountToken {
+		// Where a pod has its account's token mounted, the process has a kubeconfig with it.
+		env = append(env, "KUBECONFIG="+w.kubeconfigFor(spec.ServiceAccountName))
+	}
+	p := &process{container: ctr, done: make(chan error, 1), grace: time.Duration(*spec.TerminationGracePeriodSeconds) * time.Second}
+	p.cmd = exec.Command(bin, argv[1:]...)
+	p.cmd.Env = env
+	p.cmd.Stdout, p.cmd.Stderr = p, p
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.done <- p.cmd.Wait() }()
+	w.procs[component] = p
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+}
+
+// waitReady polls the container's readiness probe, as the kubelet would.
+func (w *wiring) waitReady(component string) {
+	t := w.t
+	t.Helper()
+	p := w.procs[component]
+	probe := p.container.ReadinessProbe
+	if probe == nil || probe.HTTPGet == nil {
+		t.Fatalf("%s has no HTTP readiness probe", component)
+	}
+	url := p.url(probe.HTTPGet.Port.String()) + probe.HTTPGet.Path
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		code, body := get(url)
+		if code == 200 {
+			return
+		}
+		select {
+		case err := <-p.done:
+			t.Fatalf("%s exited (%v) before it was ready:\n%s", component, err, p.logs())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %s answers %d %s\n%s", component, url, code, body, p.logs())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (w *wiring) stop(component string) {
+	t := w.t
+	t.Helper()
+	p := w.procs[component]
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Errorf("%s stopped with %v:\n%s", component, err, p.logs())
+		}
+	case <-time.After(p.grace):
+		t.Errorf("%s did not stop within its grace period of %s", component, p.grace)
+	}
+}
+
+// environment is the container's environment as the kubelet makes it: values, Secret and ConfigMap
+// keys from the rendered objects, the pod's namespace; then the addresses of rendered Services.
+func (w *wiring) environment(component string, spec corev1.PodSpec, ctr corev1.Container) []string {
+	t := w.t
+	t.Helper()
+	var env []string
+	for _, from := range ctr.EnvFrom {
+		t.Fatalf("%s: envFrom %+v is not resolved by this test", component, from)
+	}
+	for _, e := range ctr.Env {
+		v := e.Value
+		if s := e.ValueFrom; s != nil {
+			switch {
+			case s.SecretKeyRef != nil:
+				v = w.secretKey(s.SecretKeyRef.Name, s.SecretKeyRef.Key)
+			case s.ConfigMapKeyRef != nil:
+				v = w.configMapKey(s.ConfigMapKeyRef.Name, s.ConfigMapKeyRef.Key)
+			case s.FieldRef != nil && s.FieldRef.FieldPath == "metadata.namespace":
+				v = w.ns
+			default:
+				t.Fatalf("%s: %s from %+v is not resolved by this test", component, e.Name, s)
+			}
+		}
+		env = append(env, e.Name+"="+w.resolveServices(v))
+	}
+	return env
+}
+
+func (w *wiring) secretKey(name, key string) string {
+	o := find(w.objs, "Secret", name)
+	if o == nil {
+		w.t.Fatalf("no rendered Secret %s", name)
+	}
+	s := typed[corev1.Secret](w.t, o)
+	if v, ok := s.StringData[key]; ok {
+		return v
+	}
+	v, ok := s.Data[key]
+	if !ok {
+		w.t.Fatalf("Secret %s has no key %s", name, key)
+	}
+	return string(v)
+}
+
+func (w *wiring) configMapKey(name, key string) string {
+	o := find(w.objs, "ConfigMap", name)
+	if o == nil {
+		w.t.Fatalf("no rendered ConfigMap %s", name)
+	}
+	v, ok := typed[corev1.ConfigMap](w.t, o).Data[key]
+	if !ok {
+		w.t.Fatalf("ConfigMap %s has no key %s", name, key)
+	}
+	return v
+}
+
+var serviceURL = regexp.MustCompile(`//([a-z0-9-]+)(\.[a-z0-9-]+(\.svc(\.cluster\.local)?)?)?:([0-9]+)`)
+
+// resolveServices replaces a rendered Service's host:port in v with the loopback address of the
+// process behind it: the Deployment its selector matches, the container port its target port names.
+func (w *wiring) resolveServices(v string) string {
+	return serviceURL.ReplaceAllStringFunc(v, func(m string) string {
+		sub := serviceURL.FindStringSubmatch(m)
+		o := find(w.objs, "Service", sub[1])
+		if o == nil {
+			return m
+		}
+		svc := typed[corev1.Service](w.t, o)
+		port, _ := strconv.Atoi(sub[5])
+		for _, sp := range svc.Spec.Ports {
+			if int(sp.Port) != port {
+				continue
+			}
+			// The process listens on the rendered container ports (their addresses are in its env).
+			for _, d := range kinds(w.objs, "Deployment") {
+				dep := typed[appsv1.Deployment](w.t, d)
+				if !selects(svc.Spec.Selector, dep.Spec.Template.Labels) {
+					continue
+				}
+				for _, cp := range dep.Spec.Template.Spec.Containers[0].Ports {
+					if cp.Name == sp.TargetPort.String() || int(cp.ContainerPort) == sp.TargetPort.IntValue() {
+						return fmt.Sprintf("//127.0.0.1:%d", cp.ContainerPort)
+					}
+				}
+			}
+		}
+		w.t.Fatalf("%s: Service %s has no port %d to a container port", v, sub[1], port)
+		return m
+	})
+}
+
+func selects(selector, labels map[string]string) bool {
+	if len(selector) == 0 {
+		return false
+	}
+	for k, v := range selector {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// kubeconfigFor is a kubeconfig that authenticates as the ServiceAccount, with a token the API
+// server issued for it.
+func (w *wiring) kubeconfigFor(account string) string {
+	t := w.t
+	t.Helper()
+	c := newCluster(t)
+	exp := int64(3600)
+	tok, err := c.kube.CoreV1().ServiceAccounts(w.ns).CreateToken(w.ctx, account,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &exp}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("token of %s: %v", account, err)
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["testbed"] = &clientcmdapi.Cluster{Server: kube.Host, CertificateAuthorityData: kube.CAData}
+	cfg.AuthInfos[account] = &clientcmdapi.AuthInfo{Token: tok.Status.Token}
+	cfg.Contexts["pod"] = &clientcmdapi.Context{Cluster: "testbed", AuthInfo: account, Namespace: w.ns}
+	cfg.CurrentContext = "pod"
+	path := filepath.Join(w.dir, account+".kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

@@ -1,0 +1,60 @@
+package devstack
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tidemark/tidemark/platform/app"
+	"github.com/tidemark/tidemark/platform/kafka"
+	wsservice "github.com/tidemark/tidemark/services/ws/service"
+)
+
+// wsExamples is what the banner shows of the WebSocket edge.
+var wsExamples = []string{
+	`{"type":"subscribe","channelType":"candle","symbol":"SOL-PERP","resolution":"1"}`,
+	`{"type":"subscribe","channelType":"markets"}`,
+	`{"type":"subscribe","channelType":"pricing"}`,
+}
+
+// edge is the WebSocket edge of the stack.
+type edge struct {
+	public, internal string // base URLs
+}
+
+// startEdge adds the WebSocket edge to g: it warms from the internal ports of the services of the
+// mesh that own its snapshots (market's candles; stats' markets and pricing once stats runs) and
+// reads the edge topics from the stack's broker.
+func startEdge(g *app.Group, kc kafka.Config, internal map[string]string, reg *prometheus.Registry, log *slog.Logger) (edge, error) {
+	e := wsservice.New(wsservice.Config{MarketURL: internal["market"], StatsURL: internal["stats"]}, wsservice.Deps{
+		Kafka: kafka.Config{Brokers: kc.Brokers, ClientID: "devstack-ws"}, Logger: log, Registry: reg,
+		ShutdownTimeout: 2 * time.Second,
+	})
+	publicLn, err := listen()
+	if err != nil {
+		return edge{}, err
+	}
+	internalLn, err := listen()
+	if err != nil {
+		return edge{}, err
+	}
+	g.Add(wsservice.Name, e.Run)
+	g.Add(wsservice.Name+" public", func(ctx context.Context) error {
+		return app.ServeListener(ctx, publicLn, e.Handler(), 5*time.Second, log)
+	})
+	g.Add(wsservice.Name+" internal", func(ctx context.Context) error {
+		return app.ServeListener(ctx, internalLn, app.InternalMux(reg, e.Ready), 5*time.Second, log)
+	})
+	return edge{public: "http://" + publicLn.Addr().String(), internal: "http://" + internalLn.Addr().String()}, nil
+}
+
+// edgeRoutes are the edge's rows of the routing table.
+func edgeRoutes() []Route {
+	var out []Route
+	for _, p := range wsservice.Prefixes() {
+		out = append(out, Route{Prefix: p, Service: wsservice.Name})
+	}
+	return out
+}
