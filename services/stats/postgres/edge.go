@@ -71,6 +71,7 @@ func NewBackground(pool *pgxpool.Pool, schema string, now func() time.Time, wake
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	logger = logger.With("component", "background")
 	return &Background{edge: NewPublisher(pool, schema, now), fold: NewFolder(pool, schema), wake: wake, logger: logger}
 }
 

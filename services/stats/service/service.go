@@ -1,7 +1,7 @@
 // Package service declares the stats service to the kit: its schema, the topics it consumes, its
 // routes, the edge topics it publishes and its background work (the edge publisher, the wallets'
-// fold). The command and the dev
-// stack both run this declaration.
+// fold). The command and the dev stack both run this declaration; Build runs without a database too
+// (tools/deploy calls it to read the parts it declares).
 package service
 
 import (
@@ -23,7 +23,7 @@ func Service() kit.Service {
 		Publishes: []string{events.TopicEdgeMarkets, events.TopicEdgePricing},
 		Build: func(d kit.Deps) (kit.Parts, error) {
 			store := postgres.NewStore(d.Pool, d.Schema)
-			background := postgres.NewBackground(d.Pool, d.Schema, d.Now, d.WakeOutbox, d.Logger.With("component", "background"))
+			background := postgres.NewBackground(d.Pool, d.Schema, d.Now, d.WakeOutbox, d.Logger)
 			return kit.Parts{
 				Sinks:    postgres.NewIngest(d.Schema).Sinks(),
 				Routes:   func(api *httpapi.API) { statshttp.Routes(api, store) },
