@@ -145,6 +145,12 @@ type Deps struct {
 	// TracerProvider creates one span per batch, linked to the spans of the messages' producers;
 	// nil means no tracing.
 	TracerProvider trace.TracerProvider
+	// BeforeCommit, when set, runs in every attempt at a batch once its sinks have written, just
+	// before the commit; an error rolls the attempt back and the batch is tried again, as after any
+	// failure. Tests inject failures with it (kittest's RetryEveryBatch), which proves that the
+	// sinks' writes can be repeated: a sink that keeps state of an attempt that was rolled back
+	// loses or doubles data on the next.
+	BeforeCommit func(ctx context.Context, attempt int) error
 }
 
 // Consumer reads its sinks' topics as one consumer group and writes them to Postgres.
@@ -170,6 +176,7 @@ type Consumer struct {
 	// afterDBCommit, set only by tests, runs between the Postgres and the Kafka commit; an
 	// error ends Run as a crash there would.
 	afterDBCommit func(ctx context.Context) error
+	beforeCommit  func(ctx context.Context, attempt int) error // Deps.BeforeCommit
 }
 
 // NewConsumer checks the configuration (zero values take the defaults) and registers the metrics.
@@ -206,6 +213,7 @@ func NewConsumer(cfg Config, d Deps, sinks []Sink) (*Consumer, error) {
 		logger:       logger.With("group", cfg.Group),
 		tracer:       tp.Tracer("github.com/tidemark/tidemark/platform/ingest"),
 		offsetsTable: pgx.Identifier{cfg.Schema, "kafka_offsets"}.Sanitize(),
+		beforeCommit: d.BeforeCommit,
 	}
 	for _, s := range sinks {
 		t := s.Topic()
@@ -579,6 +587,7 @@ type writeState struct {
 	offT    []string
 	offP    []int32
 	offO    []int64
+	attempt int // of the batch being written, from 1
 }
 
 // commitBatch writes b, retrying Postgres (and DLQ) failures until it succeeds or ctx ends,
@@ -597,6 +606,7 @@ func (c *Consumer) commitBatch(ctx context.Context, kafkaCommits chan<- []kafkag
 	backoff := c.cfg.MinBackoff
 	lastPerPartition(w.last, b.items)
 	for attempt := 1; ; attempt++ {
+		w.attempt = attempt
 		attemptCtx, cancel := context.WithTimeout(ctx, attemptTimeout)
 		err := c.writeIsolating(attemptCtx, dlq, w, b.items, w.last)
 		cancel()
@@ -790,6 +800,11 @@ DO UPDATE SET "offset" = greatest(o."offset", excluded."offset"), updated_at = n
 			if err := c.sinks[topic].Write(ctx, tx, recs); err != nil {
 				return fmt.Errorf("sink %s: %w", topic, err)
 			}
+		}
+	}
+	if c.beforeCommit != nil {
+		if err := c.beforeCommit(ctx, w.attempt); err != nil {
+			return fmt.Errorf("before commit: %w", err)
 		}
 	}
 

@@ -607,3 +607,44 @@ func TestTopicsKeyedAlikeShareAWriter(t *testing.T) {
 		}
 	}
 }
+
+// TestConsumerRetriesABatchFailedBeforeItsCommit: a batch whose attempt fails after its sinks wrote
+// (Deps.BeforeCommit) is rolled back and written again from its records, once.
+func TestConsumerRetriesABatchFailedBeforeItsCommit(t *testing.T) {
+	pool := pgtest.NewPool(t, srv)
+	newItemsDB(t, pool)
+	kc := startBroker(t)
+	var mu sync.Mutex
+	attempts := map[int]int{} // attempt -> how many batches reached it
+	s := &itemSink{}
+	c, err := ingest.NewConsumer(testConfig(), ingest.Deps{Pool: pool, Kafka: kc, Registerer: prometheus.NewRegistry(),
+		BeforeCommit: func(_ context.Context, attempt int) error {
+			mu.Lock()
+			defer mu.Unlock()
+			attempts[attempt]++
+			if attempt == 1 {
+				return errors.New("injected")
+			}
+			return nil
+		}}, []ingest.Sink{s.sink()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := start(t, c)
+	produceItems(t, kc, genItems(0, 200))
+	waitRows(t, pool, 200, 20*time.Second)
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	if rows, distinct := countRows(t, pool); rows != 200 || distinct != 200 {
+		t.Fatalf("%d rows (%d distinct), want 200", rows, distinct)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if attempts[1] == 0 || attempts[2] != attempts[1] || attempts[3] != 0 {
+		t.Fatalf("attempts %v: every batch should fail once and commit at its second", attempts)
+	}
+	if got := s.written.Load(); got != 2*200 {
+		t.Fatalf("the sink was handed %d records, want each of the 200 twice", got)
+	}
+}

@@ -40,6 +40,8 @@ type Runtime struct {
 	PageKey []byte
 	// Now is the data's clock (nil: time.Now); tests freeze it.
 	Now func() time.Time
+	// BeforeIngestCommit is the consumer's ingest.Deps.BeforeCommit: tests inject failures with it.
+	BeforeIngestCommit func(ctx context.Context, attempt int) error
 }
 
 // Settings are the kit's components' configurations; zero values take the defaults.
@@ -146,7 +148,7 @@ func Start(ctx context.Context, svc Service, rt Runtime, set Settings) (*Instanc
 		cfg.Schema = inst.schema
 		inst.consumer, err = ingest.NewConsumer(cfg, ingest.Deps{
 			Pool: rt.Pool, Kafka: rt.Kafka, Logger: inst.logger.With("component", "ingest"), Registerer: reg,
-			TracerProvider: rt.TracerProvider,
+			TracerProvider: rt.TracerProvider, BeforeCommit: rt.BeforeIngestCommit,
 		}, parts.Sinks)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", svc.Name, err)

@@ -17,6 +17,7 @@ package kittest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -61,7 +62,22 @@ type Options struct {
 	Partitions int
 	// Logger receives every service's logs (default: warnings on stderr with -v, else nothing).
 	Logger *slog.Logger
+	// FirstAttemptsCommit lets every ingest batch commit at its first attempt. By default each
+	// batch's first attempt fails once its sinks have written, just before the commit, and the
+	// batch is written again: every test that ingests then proves that its sinks' writes can be
+	// repeated after a rollback, as the consumer repeats them after any failure.
+	FirstAttemptsCommit bool
 }
+
+// failFirstAttempts fails the first attempt at every batch, just before its commit.
+func failFirstAttempts(_ context.Context, attempt int) error {
+	if attempt == 1 {
+		return errInjected
+	}
+	return nil
+}
+
+var errInjected = errors.New("kittest: the first attempt at every batch fails (Options.FirstAttemptsCommit)")
 
 // Stack is services running on a fresh database and a fresh broker.
 type Stack struct {
@@ -93,6 +109,10 @@ func Start(t testing.TB, srv *pglocal.Server, opts Options, services ...kit.Serv
 	if opts.Partitions == 0 {
 		opts.Partitions = 3
 	}
+	if !opts.FirstAttemptsCommit && opts.Settings.Ingest.MinBackoff == 0 {
+		// The injected failure is retried at once rather than after the production backoff.
+		opts.Settings.Ingest.MinBackoff = time.Millisecond
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 		if testing.Verbose() {
@@ -114,6 +134,9 @@ func Start(t testing.TB, srv *pglocal.Server, opts Options, services ...kit.Serv
 	rt := kit.Runtime{
 		Pool: s.Pool, Kafka: s.Kafka, Logger: opts.Logger, Registry: s.Registry, PageKey: PageKey,
 		Now: func() time.Time { return opts.Now },
+	}
+	if !opts.FirstAttemptsCommit {
+		rt.BeforeIngestCommit = failFirstAttempts
 	}
 	s.ctx, s.rt, s.settings, s.services = ctx, rt, opts.Settings, services
 	var topics []string
