@@ -267,6 +267,9 @@ func TestPathSet(t *testing.T) {
 		}
 	}
 	want = append(want, ammPaths...)
+	for _, op := range statsOperations {
+		want = append(want, op.path)
+	}
 	slices.Sort(want)
 	got := slices.Sorted(func(yield func(string) bool) {
 		for p := range doc.Paths.Map() {
@@ -429,7 +432,7 @@ func TestLimits(t *testing.T) {
 }
 
 // Every operation documents 400, 500 and 503 (the AMM series 400 and 500 only); 404 only where a path value can be unknown (a symbol, the
-// order of getUserOrder) and on /openapi.json, which always had it.
+// order of getUserOrder), on /openapi.json, which always had it, and on /params before its first blob.
 func TestEveryOperationDocumentsErrors(t *testing.T) {
 	doc := mustLoad(t)
 	for path, item := range doc.Paths.Map() {
@@ -446,7 +449,7 @@ func TestEveryOperationDocumentsErrors(t *testing.T) {
 				}
 			}
 			wantNotFound := strings.Contains(path, "{symbol}") ||
-				op.OperationID == "getOpenAPI" || op.OperationID == "getUserOrder" ||
+				op.OperationID == "getOpenAPI" || op.OperationID == "getUserOrder" || op.OperationID == "getParams" ||
 				op.OperationID == "markNotificationRead" || op.OperationID == "deleteNotificationDevice"
 			if got := op.Responses.Status(404) != nil; got != wantNotFound {
 				t.Errorf("%s %s: 404 documented = %v, want %v", method, path, got, wantNotFound)
@@ -1032,4 +1035,94 @@ func concat(parts ...[]string) []string {
 		out = append(out, p...)
 	}
 	return out
+}
+
+// statsOperations are the Stats group's operations and the public reads beside it. notFound marks the
+// ones that answer 404 for a value of theirs (a symbol; /params before its first blob); tag is "" for
+// the reads outside the tags.
+var statsOperations = []struct {
+	path     string
+	id       string
+	tag      string
+	schema   string // response schema of 200 application/json
+	notFound bool
+}{
+	{"/stats/markets", "getStatsMarkets", "Stats", "MarketSummaryList", false},
+	{"/stats/markets/prices", "getStatsMarketPrices", "Stats", "PriceChangeList", false},
+	{"/stats/markets/volume", "getStatsMarketVolumeRange", "Stats", "MarketVolumes", false},
+	{"/stats/markets/volume/{window}", "getStatsMarketVolume", "Stats", "MarketVolumes", false},
+	{"/stats/fundingRates", "getStatsFundingRates", "Stats", "FundingRateAveragesList", false},
+	{"/stats/liquidations", "getStatsLiquidations", "Stats", "StatsLiquidations", false},
+	{"/stats/bankruptcies", "getStatsBankruptcies", "Stats", "StatsBankruptcies", false},
+	{"/stats/insuranceFundSwaps", "getStatsInsuranceFundSwaps", "Stats", "SwapList", false},
+	{"/stats/{symbol}/rateHistory/{kind}", "getStatsRateHistory", "Stats", "RateHistory", true},
+	{"/stats/vaults", "getStatsVaults", "Stats", "VaultStatsList", false},
+	{"/stats/insuranceFund", "getStatsInsuranceFund", "Stats", "InsuranceFundStatsList", false},
+	{"/stats/leaderboard", "getStatsLeaderboard", "Stats", "Leaderboard", false},
+	{"/stats/leaderboard/{authority}", "getStatsLeaderboardStanding", "Stats", "LeaderboardStanding", false},
+	{"/params", "getParams", "", "Params", true},
+	{"/vaults", "getVaults", "", "VaultConfigList", false},
+	{"/external/aggregator/contracts", "getAggregatorContracts", "", "AggregatorContracts", false},
+}
+
+func TestStatsOperations(t *testing.T) {
+	doc := mustLoad(t)
+	for _, tc := range statsOperations {
+		t.Run(tc.id, func(t *testing.T) {
+			item := doc.Paths.Value(tc.path)
+			if item == nil || len(item.Operations()) != 1 || item.Get == nil {
+				t.Fatalf("path %s: want exactly a GET operation", tc.path)
+			}
+			op := item.Get
+			if op.OperationID != tc.id {
+				t.Errorf("operationId = %q, want %q", op.OperationID, tc.id)
+			}
+			var wantTags []string
+			if tc.tag != "" {
+				wantTags = []string{tc.tag}
+			}
+			if !slices.Equal(op.Tags, wantTags) {
+				t.Errorf("tags = %v, want %v", op.Tags, wantTags)
+			}
+			if op.Summary == "" || len(op.Description) < 80 {
+				t.Errorf("summary/description too thin")
+			}
+			if (op.Responses.Status(404) != nil) != tc.notFound {
+				t.Errorf("404 documented = %v, want %v", op.Responses.Status(404) != nil, tc.notFound)
+			}
+			ok := op.Responses.Status(200)
+			if ok == nil {
+				t.Fatal("no 200 response")
+			}
+			if js := ok.Value.Content.Get("application/json"); js == nil || js.Schema.Ref != "#/components/schemas/"+tc.schema {
+				t.Errorf("200 application/json schema is not %s", tc.schema)
+			}
+		})
+	}
+	// The public reads sit behind a one-minute cache, and say so.
+	for _, path := range []string{"/params", "/vaults"} {
+		h := doc.Paths.Value(path).Get.Responses.Status(200).Value.Headers["Cache-Control"]
+		if h == nil || !h.Value.Required || !slices.Equal(h.Value.Schema.Value.Enum, []any{"public, max-age=60"}) {
+			t.Errorf("%s: 200 does not document Cache-Control public, max-age=60", path)
+		}
+	}
+	// The leaderboard's limits are the reference's: 100 a page by default.
+	lim := doc.Paths.Value("/stats/leaderboard").Get.Parameters.GetByInAndName("query", "limit").Schema.Value
+	if *lim.Min != 1 || *lim.Max != 1000 || lim.Default != float64(100) {
+		t.Errorf("leaderboard limit = %v..%v default %v", *lim.Min, *lim.Max, lim.Default)
+	}
+	// The aggregator's entries: contract_index a number, every other field a string.
+	entry := doc.Components.Schemas["DerivativeContract"].Value
+	for name, p := range entry.Properties {
+		want := "string"
+		if name == "contract_index" {
+			want = "number"
+		}
+		if !p.Value.Type.Is(want) {
+			t.Errorf("DerivativeContract.%s: want %s", name, want)
+		}
+	}
+	if len(entry.Properties) != 20 || len(entry.Required) != 20 {
+		t.Errorf("DerivativeContract: %d fields, %d required, want the spec's 20", len(entry.Properties), len(entry.Required))
+	}
 }

@@ -14,6 +14,7 @@ require (
 	github.com/tidemark/tidemark/services/amm v0.0.0
 	github.com/tidemark/tidemark/services/market v0.0.0
 	github.com/tidemark/tidemark/services/notify v0.0.0
+	github.com/tidemark/tidemark/services/stats v0.0.0
 	github.com/tidemark/tidemark/services/user v0.0.0
 	github.com/tidemark/tidemark/services/ws v0.0.0
 	gopkg.in/yaml.v3 v3.0.1
@@ -130,6 +131,7 @@ replace (
 	github.com/tidemark/tidemark/services/amm => ../services/amm
 	github.com/tidemark/tidemark/services/market => ../services/market
 	github.com/tidemark/tidemark/services/notify => ../services/notify
+	github.com/tidemark/tidemark/services/stats => ../services/stats
 	github.com/tidemark/tidemark/services/user => ../services/user
 	github.com/tidemark/tidemark/services/ws => ../services/ws
 )

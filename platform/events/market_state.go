@@ -48,9 +48,14 @@ type Market struct {
 // Filter returns the market's marketFilter value.
 func (m Market) Filter() string { return MarketFilter(m.Type, m.Symbol) }
 
+// MaxDecimals bounds a token's precision exponent: 10^MaxDecimals still fits an int64.
+const MaxDecimals = 18
+
 // MarketState is a per-slot sample of one market's AMM and oracle (protocol.market-states). It feeds
 // the AMM series and the market summaries; it is not a transaction, so it has no txSig. Perp-only
-// fields are empty for spot markets and spot-only fields empty for perp markets.
+// fields are empty for spot markets and spot-only fields empty for perp markets. A spot market's
+// decimals tell what its token amounts (deposits, borrows, liquidation transfers) are worth: a
+// token amount over 10^decimals is whole tokens.
 type MarketState struct {
 	Ts          int64      `json:"ts"`
 	Slot        int64      `json:"slot"`
@@ -73,6 +78,7 @@ type MarketState struct {
 	FundingRateShort       Amount `json:"fundingRateShort,omitempty"`       // last hourly rate, 1e9
 
 	// Spot lending.
+	Decimals       *int   `json:"decimals,omitempty"`       // the token's precision exponent (USDC 6, SOL 9)
 	DepositBalance Amount `json:"depositBalance,omitempty"` // token precision
 	BorrowBalance  Amount `json:"borrowBalance,omitempty"`  // token precision
 	DepositRate    Amount `json:"depositRate,omitempty"`    // yearly, percentage 1e6
@@ -107,6 +113,9 @@ func (r *MarketState) ValidateAt(now time.Time) error {
 		} else {
 			c.optAmount(f.name, f.v)
 		}
+	}
+	if r.Decimals != nil && (*r.Decimals < 0 || *r.Decimals > MaxDecimals) {
+		c.fail("decimals %d must be 0..%d", *r.Decimals, MaxDecimals)
 	}
 	c.optAmount("depositBalance", r.DepositBalance)
 	c.optAmount("borrowBalance", r.BorrowBalance)

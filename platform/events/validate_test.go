@@ -146,6 +146,7 @@ func TestValidateRejects(t *testing.T) {
 			return r
 		}, "maxFeeTenthBps 70000"},
 		{"market state perp without mark", func() events.Record { r := newMarketState(); r.MarkPrice = ""; return r }, "markPrice"},
+		{"market state decimals out of range", func() events.Record { r := newMarketState(); r.Decimals = new(19); return r }, "decimals 19"},
 		{"snapshot kind mismatch", func() events.Record { r := newTradingSnapshot(); r.Kind = events.SnapshotEarn; return r }, "earn is required"},
 		{"vault missing name", func() events.Record { r := newVault(); r.Name = ""; return r }, "name"},
 		{"params not an object", func() events.Record { r := newParams(); r.Params = json.RawMessage(`[1]`); return r }, "params"},

@@ -113,8 +113,14 @@ func Start(ctx context.Context, svc Service, rt Runtime, set Settings) (*Instanc
 		return nil, fmt.Errorf("%s: %w", svc.Name, err)
 	}
 	// Built before the partitions exist, since the parts declare how some are kept; nothing of
-	// them runs before Run.
-	parts, err := svc.Build(Deps{Schema: inst.schema, Pool: rt.Pool, Now: rt.Now, Logger: inst.logger})
+	// them runs before Run. The outbox is made after Build too: by the time the service wakes it,
+	// it is there.
+	wake := func() {
+		if inst.outbox != nil {
+			inst.outbox.Wake()
+		}
+	}
+	parts, err := svc.Build(Deps{Schema: inst.schema, Pool: rt.Pool, Now: rt.Now, Logger: inst.logger, WakeOutbox: wake})
 	if err != nil {
 		return nil, fmt.Errorf("%s: build: %w", svc.Name, err)
 	}

@@ -61,6 +61,10 @@ type Deps struct {
 	// Now is the data's clock: the present for rolling windows, dated ranges and what is recent.
 	Now    func() time.Time
 	Logger *slog.Logger
+	// WakeOutbox asks the outbox publisher to publish now what a transaction of the service's own
+	// (a job's, say; not one of its sinks', which wake it when they commit) queued with outbox.Add;
+	// it never blocks and does nothing for a service that publishes nothing.
+	WakeOutbox func()
 }
 
 // Parts are what a service is made of.

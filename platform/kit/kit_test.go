@@ -24,8 +24,10 @@ import (
 	"github.com/tidemark/tidemark/platform/exportstream"
 	"github.com/tidemark/tidemark/platform/httpapi"
 	"github.com/tidemark/tidemark/platform/ingest"
+	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/kit"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
+	"github.com/tidemark/tidemark/platform/outbox"
 	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/platform/pg/pglocal"
 	"github.com/tidemark/tidemark/platform/pg/pgtest"
@@ -433,6 +435,77 @@ CREATE TABLE events (ts bigint NOT NULL, v int) PARTITION BY RANGE (ts);`)}}
 	} {
 		if _, err := kit.Start(ctx, svc(bad), kit.Runtime{Pool: s.Pool, Now: func() time.Time { return now }}, kit.Settings{}); err == nil {
 			t.Errorf("%+v: want an error", bad)
+		}
+	}
+}
+
+// TestJobsWakeTheOutbox: what a job's own transaction queues in its service's outbox goes out when it
+// wakes the publisher, not at the next poll.
+func TestJobsWakeTheOutbox(t *testing.T) {
+	s := kittest.Start(t, pgServer, kittest.Options{}, toy("host"))
+	const topic = "kit.woken"
+	svc := toy("waker")
+	svc.Publishes = []string{topic}
+	build := svc.Build
+	send := make(chan string)
+	svc.Build = func(d kit.Deps) (kit.Parts, error) {
+		p, err := build(d)
+		p.Jobs = []kit.Job{{Name: "queue", Run: func(ctx context.Context) error {
+			for {
+				var v string
+				select {
+				case <-ctx.Done():
+					return nil
+				case v = <-send:
+				}
+				tx, err := d.Pool.Begin(ctx)
+				if err != nil {
+					return err
+				}
+				err = outbox.Add(ctx, tx, d.Schema, events.Message{Topic: topic, Key: []byte("k"), Value: []byte(v)})
+				if err == nil {
+					err = tx.Commit(ctx)
+				}
+				if err != nil {
+					_ = tx.Rollback(ctx)
+					return err
+				}
+				d.WakeOutbox()
+			}
+		}}}
+		return p, err
+	}
+	rt := kit.Runtime{Pool: s.Pool, Kafka: s.Kafka, Now: func() time.Time { return s.Now }}
+	// Without a wake-up a message waits an hour for the next poll.
+	inst, err := kit.Start(context.Background(), svc, rt, kit.Settings{Outbox: outbox.Config{PollInterval: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kafka.EnsureTopics(context.Background(), s.Kafka.Brokers, 1, inst.Topics()...); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- inst.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}()
+	r := s.Kafka.NewReader("kit-woken", []string{topic})
+	defer r.Close()
+	// The first may leave with the publisher's drain at start; the second only when woken.
+	for _, v := range []string{`{"n":1}`, `{"n":2}`} {
+		send <- v
+		readCtx, stop := context.WithTimeout(context.Background(), 30*time.Second)
+		m, err := r.FetchMessage(readCtx)
+		stop()
+		if err != nil {
+			t.Fatalf("%s never came: %v", v, err)
+		}
+		if string(m.Value) != v {
+			t.Fatalf("got %s, want %s", m.Value, v)
 		}
 	}
 }

@@ -35,6 +35,7 @@ var deployables = []Deployable{
 	{Name: "authority", Main: "./services/authority/cmd/authority"},
 	{Name: "amm", Main: "./services/amm/cmd/amm"},
 	{Name: "notify", Main: "./services/notify/cmd/notify"},
+	{Name: "stats", Main: "./services/stats/cmd/stats"},
 	{Name: "ws", Main: "./services/ws/cmd/ws", Variables: wsservice.Variables},
 	{Name: "operator", Main: "./operator/cmd/operator", Variables: settings.Variables},
 }

@@ -33,6 +33,7 @@ import (
 	authority "github.com/tidemark/tidemark/services/authority/service"
 	market "github.com/tidemark/tidemark/services/market/service"
 	notify "github.com/tidemark/tidemark/services/notify/service"
+	stats "github.com/tidemark/tidemark/services/stats/service"
 	user "github.com/tidemark/tidemark/services/user/service"
 	wsservice "github.com/tidemark/tidemark/services/ws/service"
 	"github.com/tidemark/tidemark/tools/sim"
@@ -93,6 +94,7 @@ func Services() []kit.Service {
 		authority.Service(authority.Config{}),
 		notify.Service(notify.Config{}),
 		amm.Service(amm.Config{}),
+		stats.Service(),
 	}
 }
 
@@ -113,6 +115,8 @@ var examples = map[string][]string{
 	"amm": {"/amm/oraclePrice?marketName=SOL-PERP&start={dayAgo}&end={now}&samples=24",
 		"/amm/bidAskPrice?marketName=SOL-PERP&start={dayAgo}&end={now}&samples=12",
 		"/amm/position?marketName=BTC-PERP&start={dayAgo}&end={now}&samples=6"},
+	"stats": {"/stats/markets", "/stats/leaderboard?sort=volume&limit=10", "/stats/markets/volume/24h", "/stats/fundingRates",
+		"/stats/liquidations", "/stats/USDC/rateHistory/deposit", "/params", "/vaults", "/external/aggregator/contracts"},
 }
 
 // Run starts everything and blocks until ctx ends, then stops it all in order.

@@ -143,6 +143,24 @@ func TestMakeRunServesTheMesh(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
+	// The Stats tag and the public reads, live: SOL-PERP's 24-hour volume, a volume leaderboard, the
+	// parameter blob, the vaults and the aggregator's contracts.
+	for path, has := range map[string]string{
+		"/stats/markets": `"symbol":"SOL-PERP"`, "/stats/leaderboard?sort=volume&limit=5": `"rank":1,`,
+		"/params": `"params":{`, "/vaults": `"vault":`, "/external/aggregator/contracts": `"ticker_id":"SOL-PERP"`,
+		"/stats/fundingRates": `"24h":"`, "/stats/USDC/rateHistory/deposit": `"rates":[[`,
+	} {
+		eventually(t, deadline, path+" with live data", func() bool {
+			resp, err := http.Get(base + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			return err == nil && resp.StatusCode == http.StatusOK && strings.Contains(string(b), has)
+		})
+	}
+
 	resp, err := http.Get(base + "/nowhere")
 	if err != nil || resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("GET /nowhere: %v %v", err, resp.Status)

@@ -523,6 +523,7 @@ func (s *Simulator) marketState(spec *marketSpec, ts, slot int64) *events.Market
 	}
 	if spec.Type == events.MarketTypeSpot {
 		st := s.spotState(spec, ts)
+		ms.Decimals = new(spec.decimals)
 		ms.DepositBalance, ms.BorrowBalance = amt(st.deposits), amt(st.borrows)
 		ms.DepositRate, ms.BorrowRate = amt(st.depositRate), amt(st.borrowRate)
 		return ms

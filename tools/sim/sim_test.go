@@ -252,6 +252,11 @@ func TestThirtyDayInvariants(t *testing.T) {
 				check(r.Symbol, r.OraclePrice)
 			case *events.MarketState:
 				check(r.Symbol, r.OraclePrice)
+				// A spot market's token amounts are worth something only with its decimals.
+				if want := map[string]int{"USDC": 6, "SOL": 9}; r.MarketType == events.MarketTypeSpot &&
+					(r.Decimals == nil || *r.Decimals != want[r.Symbol]) {
+					t.Fatalf("%s state: decimals %v, want %d", r.Symbol, r.Decimals, want[r.Symbol])
+				}
 			}
 		}
 		for _, m := range sim.Markets() {

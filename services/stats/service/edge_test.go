@@ -1,0 +1,207 @@
+package service_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	kafkago "github.com/segmentio/kafka-go"
+
+	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/platform/kafka"
+	"github.com/tidemark/tidemark/platform/kit/kittest"
+	"github.com/tidemark/tidemark/services/stats"
+)
+
+// edgeLog collects what the service publishes to the edge topics.
+type edgeLog struct {
+	mu   sync.Mutex
+	msgs []kafkago.Message
+}
+
+func (l *edgeLog) of(topic, symbol string) []kafkago.Message {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []kafkago.Message
+	for _, m := range l.msgs {
+		if m.Topic == topic && string(m.Key) == symbol {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// latest is the newest value published to topic for every market.
+func (l *edgeLog) latest(topic string) map[string]string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := map[string]string{}
+	for _, m := range l.msgs {
+		if m.Topic == topic {
+			out[string(m.Key)] = string(m.Value)
+		}
+	}
+	return out
+}
+
+func follow(t *testing.T, kc kafka.Config) *edgeLog {
+	t.Helper()
+	log := &edgeLog{}
+	r := kc.NewReader(t.Name()+"-edge", []string{events.TopicEdgeMarkets, events.TopicEdgePricing})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			m, err := r.FetchMessage(ctx)
+			if err != nil {
+				return
+			}
+			log.mu.Lock()
+			log.msgs = append(log.msgs, m)
+			log.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		_ = r.Close()
+	})
+	return log
+}
+
+// snapshotOf is GET /internal/edge/{topic} of the internal port, by symbol.
+func snapshotOf(t *testing.T, base, topic string) map[string]string {
+	t.Helper()
+	resp, err := http.Get(base + "/internal/edge/" + topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Success bool
+		Data    []json.RawMessage
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || !body.Success || resp.StatusCode != http.StatusOK {
+		t.Fatalf("snapshot of %s: %d %v", topic, resp.StatusCode, err)
+	}
+	out := map[string]string{}
+	for _, d := range body.Data {
+		var k struct{ Symbol string }
+		if err := json.Unmarshal(d, &k); err != nil {
+			t.Fatal(err)
+		}
+		out[k.Symbol] = string(d)
+	}
+	return out
+}
+
+// TestEdgePublications: after the commits that change them, each market's summary goes to
+// edge.markets and its pricing to edge.pricing, as /stats/markets serves them; a burst of changes is
+// published at most once a second per market, the last change always; the internal snapshots are the
+// last publications.
+func TestEdgePublications(t *testing.T) {
+	s := start(t)
+	log := follow(t, s.Kafka)
+	internal := s.InternalServer(t, "stats")
+
+	feed(t, s, streamMessages(t)...)
+	kittest.Eventually(t, 20*time.Second, "SOL-PERP's summary", func() bool {
+		return len(log.of(events.TopicEdgeMarkets, "SOL-PERP")) > 0 && len(log.of(events.TopicEdgePricing, "SOL-PERP")) > 0
+	})
+	// What was published is what the API serves: the summary exactly as /stats/markets lists it.
+	served := map[string]string{}
+	var list struct{ Records []json.RawMessage }
+	s.GetJSON(t, "/stats/markets", http.StatusOK, &list)
+	for _, r := range list.Records {
+		var k struct{ Symbol string }
+		_ = json.Unmarshal(r, &k)
+		served[k.Symbol] = string(r)
+	}
+	kittest.Eventually(t, 20*time.Second, "every market's summary as served", func() bool {
+		got := log.latest(events.TopicEdgeMarkets)
+		for sym, v := range served {
+			if got[sym] != v {
+				return false
+			}
+		}
+		return len(got) == len(served)
+	})
+	m := log.of(events.TopicEdgeMarkets, "SOL-PERP")[0]
+	if h, _ := kafka.Header(m, events.HeaderEventType); h != "marketSummary" {
+		t.Errorf("event type %q", h)
+	}
+	var pricing map[string]any
+	if err := json.Unmarshal(log.of(events.TopicEdgePricing, "SOL-PERP")[0].Value, &pricing); err != nil {
+		t.Fatal(err)
+	}
+	var fields []string
+	for k := range pricing {
+		fields = append(fields, k)
+	}
+	slices.Sort(fields)
+	if want := []string{"markPrice", "markPriceSlot", "marketIndex", "marketType", "oraclePrice", "oraclePriceSlot", "price", "symbol"}; !slices.Equal(fields, want) {
+		t.Errorf("pricing fields %v, want %v", fields, want)
+	}
+
+	// A burst: ten oracle moves of SOL-PERP, each in a commit of its own, within about a second.
+	before := len(log.of(events.TopicEdgePricing, "SOL-PERP"))
+	start := time.Now()
+	var last int64
+	for i := range 10 {
+		last = 156*usd + int64(i)*10_000
+		feed(t, s, encode(t, events.TopicMarketStates, perpState(solPerp, nowS, 300_000_000+nowS+200+int64(i), last, last+100_000))...)
+	}
+	kittest.Eventually(t, 20*time.Second, "the burst's last oracle price", func() bool {
+		var p stats.Pricing
+		all := log.of(events.TopicEdgePricing, "SOL-PERP")
+		return json.Unmarshal(all[len(all)-1].Value, &p) == nil && p.OraclePrice == events.NewAmount(last)
+	})
+	elapsed := time.Since(start)
+	burst := log.of(events.TopicEdgePricing, "SOL-PERP")[before:]
+	if max := int(elapsed/time.Second) + 2; len(burst) > max {
+		t.Errorf("%d publications of SOL-PERP in %s, want at most %d", len(burst), elapsed, max)
+	}
+	for i := 1; i < len(burst); i++ {
+		// The publisher commits a market at most once a second; the outbox, woken at once, writes
+		// it within moments.
+		if gap := burst[i].Time.Sub(burst[i-1].Time); gap < 800*time.Millisecond {
+			t.Errorf("publications %d and %d of SOL-PERP %s apart", i-1, i, gap)
+		}
+	}
+
+	// The snapshots an edge replica warms from are the last publications.
+	for _, topic := range []string{events.TopicEdgeMarkets, events.TopicEdgePricing} {
+		name := topic[len("edge."):]
+		kittest.Eventually(t, 20*time.Second, "the "+name+" snapshot to be the last publications", func() bool {
+			got, want := snapshotOf(t, internal.URL, name), log.latest(topic)
+			if len(got) != len(want) {
+				return false
+			}
+			for k, v := range want {
+				if got[k] != v {
+					return false
+				}
+			}
+			return true
+		})
+	}
+
+	// A restarted service publishes what changes, and nothing that has not: BTC-PERP's first state
+	// sample is published, SOL-PERP is not published again.
+	n := len(log.of(events.TopicEdgeMarkets, "SOL-PERP"))
+	s.Restart(t, "stats", false)
+	feed(t, s, encode(t, events.TopicMarketStates, perpState(btcPerp, nowS, 300_000_000+nowS+500, 61_000*usd, 61_001*usd))...)
+	kittest.Eventually(t, 20*time.Second, "BTC-PERP's new oracle", func() bool {
+		all := log.of(events.TopicEdgePricing, "BTC-PERP")
+		var p stats.Pricing
+		return len(all) > 0 && json.Unmarshal(all[len(all)-1].Value, &p) == nil && p.OraclePrice == events.NewAmount(61_000*usd)
+	})
+	if got := len(log.of(events.TopicEdgeMarkets, "SOL-PERP")); got != n {
+		t.Errorf("%d publications of SOL-PERP after a restart with nothing new for it, want %d", got, n)
+	}
+}

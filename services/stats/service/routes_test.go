@@ -1,0 +1,167 @@
+package service_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/platform/httpapi"
+	"github.com/tidemark/tidemark/platform/ingest"
+	"github.com/tidemark/tidemark/platform/kafka"
+)
+
+// TestEveryOperationAgreesWithTheDocument: every Stats operation, /params, /vaults and /external over
+// the known stream, each answer validated against the OpenAPI document; then hostile input, never a
+// 5xx.
+func TestEveryOperationAgreesWithTheDocument(t *testing.T) {
+	s := start(t)
+	feed(t, s, streamMessages(t)...)
+	values := map[string][]string{
+		"symbol": {"USDC", "SOL"}, "kind": {"deposit", "borrow", "deposit_balance", "borrow_balance"},
+		"window": {"1h", "24h", "30d"}, "authority": {w1, w3},
+	}
+	s.CheckEveryOperation(t, values)
+	for _, p := range []string{"/stats/", "/params", "/vaults", "/external/"} {
+		s.Validator.RequireCovered(t, p)
+	}
+	s.FuzzOperations(t, 1500, values)
+}
+
+// TestBadInput: every rule of the input, each answered 400 (or 404 for what is not there) with a
+// message that names it.
+func TestBadInput(t *testing.T) {
+	s := start(t)
+	feed(t, s, streamMessages(t)...)
+	nine := strconv.FormatInt(at("2026-11-19T09:00:00Z"), 10)
+	for _, tc := range []struct {
+		path   string
+		status int
+		msg    string
+	}{
+		{"/stats/markets/volume?startTs=" + nine, 400, "endTs is required"},
+		{"/stats/markets/volume?endTs=" + nine, 400, "startTs is required"},
+		{"/stats/markets/volume?startTs=" + nine + "&endTs=" + nine, 400, "startTs must be less than endTs"},
+		{"/stats/markets/volume?startTs=" + nine + "&endTs=" + strconv.FormatInt(at("2026-11-19T08:00:00Z"), 10), 400, "startTs must be less than endTs"},
+		// 09:10 to 09:50 floors to no hour at all; 25 hours is one too many.
+		{"/stats/markets/volume?startTs=" + strconv.FormatInt(at("2026-11-19T09:10:00Z"), 10) + "&endTs=" + strconv.FormatInt(at("2026-11-19T09:50:00Z"), 10), 400, "between 1 and 24 hours"},
+		{"/stats/markets/volume?startTs=" + strconv.FormatInt(at("2026-11-18T08:00:00Z"), 10) + "&endTs=" + nine, 400, "between 1 and 24 hours"},
+		{"/stats/markets/volume?startTs=" + strconv.FormatInt(at("2026-11-18T09:00:00Z"), 10) + "&endTs=" + strconv.FormatInt(at("2026-11-19T09:59:59Z"), 10), 200, ""},
+		{"/stats/markets/volume?startTs=abc&endTs=" + nine, 400, "startTs must be an integer"},
+		{"/stats/markets/volume?startTs=-3600&endTs=" + nine, 400, "startTs must be an integer"},
+		{"/stats/markets/volume/2h", 400, "window must be one of 1h, 24h, 30d"},
+		{"/stats/NOPE/rateHistory/deposit", 404, "market NOPE not found"},
+		{"/stats/SOL-PERP/rateHistory/deposit", 404, "SOL-PERP is not a spot market"},
+		{"/stats/USDC/rateHistory/supply", 400, "deposit, borrow, deposit_balance, borrow_balance"},
+		{"/stats/USDC/rateHistory/deposit?days=0", 400, "days must be an integer between 1 and 365"},
+		{"/stats/USDC/rateHistory/deposit?days=366", 400, "days must be an integer between 1 and 365"},
+		{"/stats/leaderboard?sort=fees", 400, "sort must be one of pnl, volume, maker, taker"},
+		{"/stats/leaderboard?limit=0", 400, "limit must be an integer between 1 and 1000"},
+		{"/stats/leaderboard?limit=1001", 400, "limit must be an integer between 1 and 1000"},
+		{"/stats/leaderboard?limit=1000", 200, ""},
+		{"/stats/leaderboard?page=0", 400, "page must be an integer between 1 and 1000000"},
+		{"/stats/leaderboard?month=2026-12", 400, "month must be from 2022-01 to 2026-11"},
+		{"/stats/leaderboard?month=2021-12", 400, "month must be from 2022-01 to 2026-11"},
+		{"/stats/leaderboard?month=2026-13", 400, "YYYY-MM"},
+		{"/stats/leaderboard?month=2026-1", 400, "YYYY-MM"},
+		{"/stats/leaderboard/not-a-key", 400, "authority must be a wallet's public key"},
+		{"/stats/leaderboard/" + w1 + "?month=11-2026", 400, "YYYY-MM"},
+		{"/stats/liquidations?page=bm90IGEgdG9rZW4", 400, "Invalid page token"},
+		{"/stats/bankruptcies?page=x", 400, "Invalid page token"},
+		{"/stats/insuranceFundSwaps?page=%00", 400, "printable"},
+	} {
+		rec := s.Get(t, tc.path)
+		if rec.Code != tc.status || (tc.msg != "" && !strings.Contains(rec.Body.String(), tc.msg)) {
+			t.Errorf("GET %s: %d %s, want %d with %q", tc.path, rec.Code, rec.Body, tc.status, tc.msg)
+		}
+	}
+}
+
+// TestPages: token pages walk every record once, and a token is bound to the list it came from.
+func TestPages(t *testing.T) {
+	s := start(t)
+	feed(t, s, streamMessages(t)...)
+	type page struct {
+		Records []events.Swap
+		Meta    httpapi.RollingMeta
+	}
+	var first, second page
+	s.GetJSON(t, "/stats/insuranceFundSwaps", http.StatusOK, &first)
+	if len(first.Records) != 20 || first.Meta.NextPage == nil {
+		t.Fatalf("first page: %d records, next %v", len(first.Records), first.Meta.NextPage)
+	}
+	s.GetJSON(t, "/stats/insuranceFundSwaps?page="+url.QueryEscape(*first.Meta.NextPage), http.StatusOK, &second)
+	if len(second.Records) != 5 || second.Meta.NextPage != nil {
+		t.Fatalf("second page: %d records, next %v", len(second.Records), second.Meta.NextPage)
+	}
+	seen := map[string]bool{}
+	prev := int64(1 << 62)
+	for _, r := range append(first.Records, second.Records...) {
+		if seen[r.TxSig] || r.Ts > prev {
+			t.Fatalf("swap %s listed twice or out of order", r.TxSig)
+		}
+		seen[r.TxSig], prev = true, r.Ts
+	}
+	rec := s.Get(t, "/stats/liquidations?page="+url.QueryEscape(*first.Meta.NextPage))
+	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "Invalid page token") {
+		t.Errorf("a swaps token on liquidations: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// TestBeforeAnyData: a service that has ingested nothing answers empty lists, and /params 404.
+func TestBeforeAnyData(t *testing.T) {
+	s := start(t)
+	s.GetJSON(t, "/params", http.StatusNotFound, nil)
+	for _, p := range []string{"/stats/markets", "/stats/leaderboard", "/vaults", "/stats/insuranceFund"} {
+		if rec := s.Get(t, p); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"records":[]`) {
+			t.Errorf("GET %s: %d %s", p, rec.Code, rec.Body)
+		}
+	}
+	if rec := s.Get(t, "/external/aggregator/contracts"); rec.Code != http.StatusOK || strings.TrimSpace(rec.Body.String()) != `{"contracts":[]}` {
+		t.Errorf("contracts: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// TestUnusableFillsGoToTheDLQ: a fill without a symbol or base cannot be a market's trading; it is
+// dead-lettered with the reason while the partition moves on.
+func TestUnusableFillsGoToTheDLQ(t *testing.T) {
+	s := start(t)
+	noSymbol := fill(solPerp, nowS-hour, 1, a1, a2, 1_000_000_000, 150*usd, 150*usd)
+	noSymbol.Symbol, noSymbol.MarketFilter = "", ""
+	noBase := fill(solPerp, nowS-hour, 2, a1, a2, 1_000_000_000, 150*usd, 150*usd)
+	noBase.BaseAssetAmountFilled = "0"
+	good := fill(solPerp, nowS-hour, 3, a1, a2, 1_000_000_000, 150*usd, 150*usd)
+	feed(t, s, encode(t, events.TopicFills, noSymbol, noBase, good)...)
+	if n := s.Count(t, "stats.fills"); n != 1 {
+		t.Fatalf("%d fills stored, want the good one", n)
+	}
+	reasons := dlq(t, s.Kafka, events.TopicFills, 2)
+	for _, want := range []string{"fill has no symbol", "baseAssetAmountFilled \"0\" must be positive"} {
+		if !strings.Contains(strings.Join(reasons, "\n"), want) {
+			t.Errorf("no DLQ reason says %q: %q", want, reasons)
+		}
+	}
+}
+
+// dlq reads n messages of topic's DLQ and returns their reasons.
+func dlq(t *testing.T, kc kafka.Config, topic string, n int) []string {
+	t.Helper()
+	r := kc.NewReader(t.Name()+"-dlq", []string{ingest.DLQTopic(topic)})
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out []string
+	for len(out) < n {
+		m, err := r.FetchMessage(ctx)
+		if err != nil {
+			t.Fatalf("read the DLQ: %v (got %q)", err, out)
+		}
+		reason, _ := kafka.Header(m, ingest.HeaderDLQReason)
+		out = append(out, reason)
+	}
+	return out
+}
