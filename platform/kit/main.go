@@ -22,6 +22,7 @@ func Main(svc Service) {
 	if version.Handle(svc.Name, os.Args[1:], os.Stdout) {
 		return
 	}
+	app.TuneGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := Run(ctx, svc, app.NewEnv(app.EnvPrefix)); err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/tidemark/tidemark/platform/app"
 	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/kit"
 	"github.com/tidemark/tidemark/platform/pg"
@@ -42,6 +43,8 @@ func TestMain(m *testing.M) {
 		if !benchmarking() {
 			return m.Run() // plain `go test` over the workspace: nothing to start
 		}
+		// The services run here as their deployables do (kit.Main), and so do the baselines.
+		app.TuneGC()
 		dir, err := filepath.Abs(*dataDir)
 		if err == nil {
 			err = os.MkdirAll(filepath.Dir(dir), 0o755)

@@ -48,6 +48,7 @@ func main() {
 	if version.Handle("operator", os.Args[1:], os.Stdout) {
 		return
 	}
+	app.TuneGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	env := &app.Env{Prefix: app.EnvPrefix, Lookup: os.LookupEnv}

@@ -257,6 +257,7 @@ func Main() {
 	if version.Handle(Name, os.Args[1:], os.Stdout) {
 		return
 	}
+	app.TuneGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := Run(ctx, app.NewEnv(app.EnvPrefix)); err != nil {

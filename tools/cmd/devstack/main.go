@@ -10,10 +10,12 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/tidemark/tidemark/platform/app"
 	"github.com/tidemark/tidemark/tools/devstack"
 )
 
 func main() {
+	app.TuneGC() // as every deployable runs
 	var o devstack.Options
 	flag.StringVar(&o.Addr, "addr", ":8080", "edge router address")
 	flag.StringVar(&o.DataDir, "data", ".data", "folder for the local PostgreSQL cluster (kept between runs)")
