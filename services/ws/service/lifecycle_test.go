@@ -217,7 +217,8 @@ func TestResume(t *testing.T) {
 		p.Produce(events.TopicEdgeCandles, "candle", candle(i), wstest.CandleChange("BTC-PERP", "1", 1795100340, 1, 1, false, "9"))
 	}
 	p.Produce(events.TopicEdgeMarkets, "markets", wstest.MarketSummary(solPerp, 0, "2"), wstest.MarketSummary("ETH-PERP", 2, "3"))
-	wstest.Eventually(t, 10*time.Second, "the missed changes applied", func() bool { return e.Metric(t, "ws_edge_messages_total") >= 12 })
+	// Every message so far: candles 1 and 2, five pairs of candles and the two summaries.
+	wstest.Eventually(t, 10*time.Second, "the missed changes applied", func() bool { return e.Metric(t, "ws_edge_messages_total") >= 14 })
 
 	c = wstest.Dial(t, e.URL)
 	c.Send(fmt.Sprintf(sub, `,"since":"`+last+`"`))
@@ -252,7 +253,8 @@ func TestResume(t *testing.T) {
 	for i := 9; i < 39; i++ {
 		p.Produce(events.TopicEdgeCandles, "candle", candle(i))
 	}
-	wstest.Eventually(t, 10*time.Second, "the changes applied", func() bool { return e.Metric(t, "ws_edge_messages_total") >= 43 })
+	// Those 14, candle 8 and these 30: the newest must be applied before the edge is asked for it.
+	wstest.Eventually(t, 10*time.Second, "the changes applied", func() bool { return e.Metric(t, "ws_edge_messages_total") >= 45 })
 	c2 := wstest.Dial(t, e.URL)
 	c2.Send(fmt.Sprintf(sub, `,"since":"`+last+`"`))
 	if ack := c2.Expect("subscription", ""); ack.Resumed == nil || *ack.Resumed {
