@@ -113,7 +113,7 @@ func BenchmarkAMMIngest(b *testing.B) {
 		now := time.Now()
 		start := ammStart(now)
 		total := int(ammStatesPer) * len(ammMarkets)
-		w := ingest.DefaultWriters
+		w := *ingestWriters
 		pool := database(b, "bench_amm_ingest", true)
 		broker, err := kafka.StartEmbedded(ctx, kafka.EmbeddedOptions{Partitions: 3})
 		if err != nil {

@@ -62,6 +62,8 @@ func simulatedFills(b *testing.B, n int) []events.Message {
 // by up to half, and the best of several runs of each side is what each can do.
 const ingestRounds = 5
 
+var ingestWriters = flag.Int("bench.writers", ingest.DefaultWriters, "the ingest benchmarks' W: writers of the service against as many raw COPY streams")
+
 var ingestProfile = flag.String("bench.ingestprofile", "", "write a CPU profile of the last round's ingest (the whole process while the consumer runs) to this file, suffixed with the service's name")
 
 // ingestCase is one service's fill ingest: where its rows go and how they are made.
@@ -156,7 +158,7 @@ func BenchmarkIngestFills(b *testing.B) {
 
 func benchIngest(b *testing.B, c ingestCase, msgs []events.Message) {
 	ctx := context.Background()
-	w := ingest.DefaultWriters
+	w := *ingestWriters
 	pool := database(b, "bench_ingest_"+c.name, true)
 	broker, err := kafka.StartEmbedded(ctx, kafka.EmbeddedOptions{Partitions: 3})
 	if err != nil {
@@ -186,7 +188,7 @@ func benchIngest(b *testing.B, c ingestCase, msgs []events.Message) {
 	b.Logf("%s: %d fills are %d rows of %s.%s; the writers' (and the COPY streams') shares: %v rows",
 		c.name, total, len(rows), c.schema, c.table, sizes)
 	// Every phase runs on warm backends, as a running service's connections are.
-	warmBackends(b, pool, phaseConns, c.schema, c.table, c.columns, rows)
+	warmBackends(b, pool, phaseConns(w), c.schema, c.table, c.columns, rows)
 	empty(b, pool, c.empty)
 
 	// The same fills through the broker. Producing is not timed: the figure is the consumer's.
@@ -326,10 +328,10 @@ func ingestWith(b *testing.B, pool *pgxpool.Pool, broker *kafka.Embedded, c inge
 		join: joinedAt.Sub(start), cpu: postgresCPU().since(pg0), self: processCPU() - self0}
 }
 
-// phaseConns is how many connections a phase holds at once: the ingest's writers, its publisher and
-// readiness check, and the benchmark's progress query. The CPU figures count the backends that start
-// during a phase, which tell when it is too few.
-const phaseConns = ingest.DefaultWriters + 3
+// phaseConns is how many connections a phase with w writers holds at once: the ingest's writers, its
+// publisher and readiness check, and the benchmark's progress query. The CPU figures count the
+// backends that start during a phase, which tell when it is too few.
+func phaseConns(w int) int { return w + 3 }
 
 // warmBackends has n connections of pool, new or not and held at once, each COPY rows into the emptied
 // table and then write through every page of the shared buffers, so that every phase runs on backends
