@@ -45,9 +45,10 @@ import (
 // arguments and environment, its Secrets resolved from the rendered Secrets and the addresses in the
 // values pointing at this test's PostgreSQL, broker and MinIO; a Service name in a URL resolves, like
 // cluster DNS, through the rendered Service's selector and target port to the process behind it. The
-// operator runs as its rendered ServiceAccount, with the rendered Role: it has a token of that
-// account where a pod would have it mounted. Each answers 200 on its readiness probe, and the
-// operator runs an ExportJob of the market's rows into the bucket.
+// operator and the authority service run as their rendered ServiceAccounts, with their rendered
+// Roles: each has a token of its account where a pod would have it mounted. Each answers 200 on its
+// readiness probe, and the operator runs an ExportJob of the market's rows into the bucket,
+// requested from the authority service's API.
 func TestWiringRunsForReal(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -157,23 +158,42 @@ func TestWiringRunsForReal(t *testing.T) {
 		return code == 200 && json.Unmarshal([]byte(body), &page) == nil && len(page.Records) == len(recs)
 	})
 
-	// The export, run by the operator from the market's internal port into the bucket.
+	// The export, requested from the authority service's API: it creates the ExportJob through the
+	// Kubernetes API as its rendered ServiceAccount, and the operator runs it from the market's
+	// internal port into the bucket. The wallet's account is known from protocol.new-users.
+	wallet, account := kittest.Key(2), kittest.Key(3)
+	newUser := &events.NewUser{Ts: now - 86400, TxSig: kittest.Sig("wiring", 1), Slot: 1_000, UserAuthority: wallet,
+		User: account, Name: "Main Account"}
+	if err := (kafka.Producer{W: kw}).Write(ctx, kittest.Encode(t, events.TopicNewUsers, newUser)...); err != nil {
+		t.Fatal(err)
+	}
+	authority := w.procs["authority"]
+	kittest.Eventually(t, 60*time.Second, "the authority service to know the wallet's account", func() bool {
+		code, body := get(authority.url("http") + "/authority/" + wallet + "/accounts")
+		return code == 200 && strings.Contains(body, account)
+	})
+	req := fmt.Sprintf(`{"fileType":"funding-rates","from":%d,"to":%d,"userPublicKeys":[%q],"market":"SOL-PERP"}`, now-2*86400, now, account)
+	resp, err := http.Post(authority.url("http")+"/authority/"+wallet+"/exports", "application/json", strings.NewReader(req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created struct {
+		Success   bool   `json:"success"`
+		RequestID string `json:"requestId"`
+		Status    string `json:"status"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&created)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK || !created.Success || created.RequestID == "" {
+		t.Fatalf("POST exports: %d %+v %v\n%s", resp.StatusCode, created, err, authority.logs())
+	}
 	k8s, err := client.New(kube, client.Options{Scheme: scheme(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	symbol := "SOL-PERP"
-	job := &v1alpha1.ExportJob{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "wiring-"},
-		Spec: v1alpha1.ExportJobSpec{Authority: v1alpha1.PublicKey(kittest.Key(2)), FileType: "funding-rates",
-			From: now - 2*86400, To: now, Market: &symbol, UserPublicKeys: []v1alpha1.PublicKey{v1alpha1.PublicKey(kittest.Key(2))}},
-	}
-	if err := k8s.Create(ctx, job); err != nil {
-		t.Fatal(err)
-	}
 	var got v1alpha1.ExportJob
 	kittest.Eventually(t, 60*time.Second, "the export to be Ready", func() bool {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), &got); err != nil {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: created.RequestID}, &got); err != nil {
 			return false
 		}
 		if got.Status.Phase == v1alpha1.PhaseFailed {
@@ -190,6 +210,26 @@ func TestWiringRunsForReal(t *testing.T) {
 	}
 	if _, err := store.Stat(ctx, got.Status.ObjectKey); err != nil {
 		t.Errorf("the bucket has no %s: %v", got.Status.ObjectKey, err)
+	}
+	// The API lists it ready, with a download URL that serves the file.
+	var list struct {
+		Records []struct {
+			RequestID   string  `json:"requestId"`
+			Status      string  `json:"status"`
+			RecordCount *int64  `json:"recordCount"`
+			DownloadURL *string `json:"downloadUrl"`
+		} `json:"records"`
+	}
+	code, body := get(authority.url("http") + "/authority/" + wallet + "/exports")
+	if err := json.Unmarshal([]byte(body), &list); code != 200 || err != nil || len(list.Records) != 1 {
+		t.Fatalf("GET exports: %d %v %s", code, err, body)
+	}
+	r := list.Records[0]
+	if r.RequestID != created.RequestID || r.Status != "ready" || r.RecordCount == nil || *r.RecordCount != int64(len(recs)) || r.DownloadURL == nil {
+		t.Fatalf("the listed export: %s", body)
+	}
+	if code, file := get(*r.DownloadURL); code != 200 || strings.Count(file, "\n") != len(recs)+1 {
+		t.Errorf("download: %d, %d lines", code, strings.Count(file, "\n"))
 	}
 
 	// Each stops cleanly on SIGTERM, well within its terminationGracePeriodSeconds.
