@@ -48,9 +48,10 @@ const (
 	wsStep         = 3 * time.Second
 )
 
-// BenchmarkWebSocketFanout reports the messages delivered per second at saturation, the fan-out
-// latency (topic timestamp to the write) at that rate, the memory of an idle connection and, in the
-// same run, a bare broadcast of the same bytes to the same number of sockets without the protocol.
+// BenchmarkWebSocketFanout reports the messages delivered per second at the highest rate whose
+// fan-out latency (topic timestamp to the write) stays within the target, and at saturation, the
+// memory of an idle connection and, in the same run, a bare broadcast of the same bytes to the same
+// number of sockets without the protocol.
 func BenchmarkWebSocketFanout(b *testing.B) {
 	raiseFileLimit(b, wsConns+4096)
 	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
@@ -96,7 +97,7 @@ func BenchmarkWebSocketFanout(b *testing.B) {
 			overflows          float64
 		}
 		var steps []step
-		for rate := 100; rate <= 12800; rate *= 2 {
+		measure := func(rate int) step {
 			h0 := histogram(b, reg, "ws_fanout_latency_seconds")
 			o0 := metricSum(b, reg, "ws_queue_overflows_total")
 			n0 := clients.total()
@@ -115,26 +116,55 @@ func BenchmarkWebSocketFanout(b *testing.B) {
 			steps = append(steps, s)
 			b.Logf("step %5d edge msgs/s: offered %8.0f deliveries/s, delivered %8.0f/s, p50 %6.1f ms, p99 %6.1f ms, overflows %.0f",
 				rate, s.offered, s.delivered, s.p50*1000, s.p99*1000, s.overflows)
-			if s.overflows > 0 || s.delivered < 0.9*s.offered {
+			return s
+		}
+		keptUp := func(s step) bool { return s.overflows == 0 && s.delivered >= 0.9*s.offered }
+		fastEnough := func(s step) bool { return keptUp(s) && s.p99 < 0.1 }
+		// Doubling finds saturation. Past the first rate over the latency target, bisection between
+		// it and the last rate within (before a saturating step, whose overflows disconnect clients),
+		// so the figure within the target is not an artefact of the doubling.
+		lo := 0
+		bisect := func(hi int) {
+			for range 3 {
+				if lo == 0 || hi-lo <= lo/8 {
+					return
+				}
+				mid := (lo + hi) / 2
+				if fastEnough(measure(mid)) {
+					lo = mid
+				} else {
+					hi = mid
+				}
+			}
+		}
+		for rate, bisected := 100, false; rate <= 12800; rate *= 2 {
+			s := measure(rate)
+			if fastEnough(s) {
+				lo = rate
+				continue
+			}
+			if !bisected {
+				bisected = true
+				bisect(rate)
+			}
+			if !keptUp(s) {
 				break
 			}
 		}
 		// The saturation figure: the most delivered in a step that kept up; and the most delivered
-		// within the latency target.
+		// within the latency target, the headline.
 		best := steps[0]
 		var fast *step
 		for i, s := range steps {
-			if s.delivered > best.delivered && s.overflows == 0 && s.delivered >= 0.9*s.offered {
+			if s.delivered > best.delivered && keptUp(s) {
 				best = s
 			}
-			if s.p99 < 0.1 && s.overflows == 0 && (fast == nil || s.delivered > fast.delivered) {
+			if fastEnough(s) && (fast == nil || s.delivered > fast.delivered) {
 				fast = &steps[i]
 			}
 		}
-		if fast != nil {
-			b.Logf("within the latency target: %.0f messages/s delivered with p50 %.1f ms, p99 %.1f ms", fast.delivered, fast.p50*1000, fast.p99*1000)
-		} else {
-			b.Logf("within the latency target: no step had a p99 under 100 ms")
+		if fast == nil {
+			b.Fatalf("no step kept a p99 under 100 ms")
 		}
 		cancel()
 		<-done
@@ -142,18 +172,21 @@ func BenchmarkWebSocketFanout(b *testing.B) {
 
 		bare := bareBroadcast(b, symbols, prod.frames, 1)
 		ceiling := bareBroadcast(b, symbols, prod.frames, 256)
-		ratio := best.delivered / bare
-		b.ReportMetric(best.delivered, "delivered/s")
+		ratio := fast.delivered / bare
+		b.ReportMetric(fast.delivered, "delivered/s")
 		b.ReportMetric(bare, "bare-delivered/s")
 		b.ReportMetric(ratio, "ratio")
 		b.ReportMetric(ceiling, "batched-bare-delivered/s")
-		b.ReportMetric(best.delivered/ceiling, "batched-ratio")
-		b.ReportMetric(best.p50*1000, "p50-ms")
-		b.ReportMetric(best.p99*1000, "p99-ms")
+		b.ReportMetric(fast.p50*1000, "p50-ms")
+		b.ReportMetric(fast.p99*1000, "p99-ms")
+		b.ReportMetric(best.delivered, "saturation-delivered/s")
+		b.ReportMetric(best.p99*1000, "saturation-p99-ms")
 		b.ReportMetric(perConn/1024, "KiB/idle-conn")
-		b.Logf("RESULT ws fan-out %.0f messages/s delivered (target >= 50000), bare broadcast %.0f/s: %.2fx (target >= 0.5), "+
-			"fully batched bare broadcast %.0f/s: %.2fx; p50 %.1f ms, p99 %.1f ms (target < 100); %.1f KiB per idle connection (target < 20)",
-			best.delivered, bare, ratio, ceiling, best.delivered/ceiling, best.p50*1000, best.p99*1000, perConn/1024)
+		b.Logf("RESULT ws fan-out within the latency target: %.0f messages/s delivered (target >= 50000) with p50 %.1f ms, p99 %.1f ms "+
+			"(target < 100); bare broadcast, a write a frame, %.0f/s: %.2fx (target >= 0.5); at saturation %.0f/s with p99 %.1f ms, "+
+			"%.2fx the fully batched bare broadcast's %.0f/s; %.1f KiB per idle connection (target < 20)",
+			fast.delivered, fast.p50*1000, fast.p99*1000, bare, ratio, best.delivered, best.p99*1000,
+			best.delivered/ceiling, ceiling, perConn/1024)
 	}
 }
 

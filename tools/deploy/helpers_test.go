@@ -36,15 +36,18 @@ func repoRoot(t testing.TB) string {
 
 func chartDir(t testing.TB) string { return filepath.Join(repoRoot(t), deploy.ChartDir) }
 
-func helmBin(t testing.TB) string {
+func helmBin(t testing.TB) string { return testbedBin(t, "helm") }
+
+// testbedBin is the test bed's command name.
+func testbedBin(t testing.TB, name string) string {
 	t.Helper()
 	dir, err := testbed.Dir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(dir, "helm")
+	bin := filepath.Join(dir, name)
 	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("no helm in the test bed (run make testbed): %v", err)
+		t.Fatalf("no %s in the test bed (run make testbed): %v", name, err)
 	}
 	return bin
 }

@@ -231,6 +231,18 @@ func TestWiringRunsForReal(t *testing.T) {
 	if code, file := get(*r.DownloadURL); code != 200 || strings.Count(file, "\n") != len(recs)+1 {
 		t.Errorf("download: %d, %d lines", code, strings.Count(file, "\n"))
 	}
+	// What a platform team sees of the same job with kubectl, with the authority service's own
+	// rights: the CRD's printer columns, the job named by the requestId, Ready.
+	kubectl := exec.CommandContext(ctx, testbedBin(t, "kubectl"), "--kubeconfig", authority.kubeconfig, "get", "exportjobs", "-o", "wide")
+	out, err := kubectl.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl get exportjobs: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), created.RequestID) || !strings.Contains(string(out), "Ready") {
+		t.Errorf("kubectl get exportjobs does not show %s Ready:\n%s", created.RequestID, out)
+	}
+	t.Logf("kubectl get exportjobs -o wide (as the authority service's ServiceAccount):\n%s", out)
+	t.Logf("GET /authority/%s/exports:\n%s", wallet, body)
 
 	// Each stops cleanly on SIGTERM, well within its terminationGracePeriodSeconds.
 	for _, cp := range comps {
@@ -290,6 +302,8 @@ type process struct {
 	mu        sync.Mutex
 	out       strings.Builder
 	grace     time.Duration
+	// kubeconfig is where its ServiceAccount's token is, for a pod that has one mounted.
+	kubeconfig string
 }
 
 func (p *process) Write(b []byte) (int, error) {
@@ -348,11 +362,12 @@ func (w *wiring) start(component string) {
 		t.Fatal(err)
 	}
 	env := w.environment(component, spec, ctr)
+	p := &process{container: ctr, done: make(chan error, 1), grace: time.Duration(*spec.TerminationGracePeriodSeconds) * time.Second}
 	if spec.AutomountServiceAccountToken != nil && *spec.AutomountServiceAccountToken {
 		// Where a pod has its account's token mounted, the process has a kubeconfig with it.
-		env = append(env, "KUBECONFIG="+w.kubeconfigFor(spec.ServiceAccountName))
+		p.kubeconfig = w.kubeconfigFor(spec.ServiceAccountName)
+		env = append(env, "KUBECONFIG="+p.kubeconfig)
 	}
-	p := &process{container: ctr, done: make(chan error, 1), grace: time.Duration(*spec.TerminationGracePeriodSeconds) * time.Second}
 	p.cmd = exec.Command(bin, argv[1:]...)
 	p.cmd.Env = env
 	p.cmd.Stdout, p.cmd.Stderr = p, p
