@@ -87,6 +87,24 @@ func database(b *testing.B, name string, fresh bool) *pgxpool.Pool {
 	return pool
 }
 
+// minFree is the free space a dataset chunk may start with: a chunk writes about a gigabyte, and a
+// cluster that fills its disk mid-statement leaves the machine without room for anything else.
+const minFree = 3 << 30
+
+// roomFor stops the benchmark, naming the folder, before a chunk of what is generated on a disk
+// without room for it; the datasets kept in the folder are what to drop to make some.
+func roomFor(b *testing.B, what string) {
+	b.Helper()
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(*dataDir, &st); err != nil {
+		b.Fatalf("free space of %s: %v", *dataDir, err)
+	}
+	if free := st.Bavail * uint64(st.Bsize); free < minFree {
+		b.Fatalf("%.1f GiB free on the disk of %s, under the %d GiB a chunk of %s needs: drop the bench databases "+
+			"this run does not need, or remove the folder to start over", float64(free)/(1<<30), *dataDir, minFree>>30, what)
+	}
+}
+
 // marketService builds the market service on pool with its own embedded broker.
 func marketService(b *testing.B, pool *pgxpool.Pool, now func() time.Time) (*kit.Instance, *kafka.Embedded) {
 	b.Helper()

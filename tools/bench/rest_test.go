@@ -75,6 +75,7 @@ func restDataset(b *testing.B, pool *pgxpool.Pool) time.Time {
 	// every field of the API's fill record, compact, as the ingest stores them. 300 accounts take, and
 	// three market makers make every fill.
 	for lo := int64(1); have != restFills && lo <= restFills; lo += restChunk {
+		roomFor(b, "market fills")
 		t0 := time.Now()
 		_, err := pool.Exec(ctx, `
 			INSERT INTO market.fills (ts, tx_sig, tx_sig_index, slot, symbol, market_index, market_type, fill_record_id, taker, maker, record)

@@ -132,6 +132,7 @@ func statsDataset(b *testing.B, pool *pgxpool.Pool) {
 	month := stats.MonthOf(statsNow.Unix())
 	span := statsNow.Unix() - month
 	for lo := int64(1); lo <= statsRows; lo += restChunk {
+		roomFor(b, "stats fills")
 		t0 := time.Now()
 		_, err := pool.Exec(ctx, `
 			INSERT INTO stats.fills (ts, tx_sig, tx_sig_index, slot, symbol, fill_record_id, taker, maker, quote, base, price, oracle_price)

@@ -47,6 +47,7 @@ func userDataset(b *testing.B, pool *pgxpool.Pool, now time.Time) {
 	span := int64(30 * 86400)
 	start := now.Unix() - span
 	for lo := int64(1); lo <= userRows; lo += restChunk {
+		roomFor(b, "user fill rows")
 		t0 := time.Now()
 		_, err := pool.Exec(ctx, `
 			INSERT INTO users.fills (account, ts, tx_sig, tx_sig_index, slot, symbol, prediction, order_id, record, position, fill_record_id)
