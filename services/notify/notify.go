@@ -131,14 +131,6 @@ const (
 	PageSize       = 20   // notifications per feed page
 )
 
-// Entry is a stored notification: its place in the feed and the object as the feed serves it
-// (notify.Encode of the Notification), kept so that a page is its entries' bytes.
-type Entry struct {
-	CreatedAt int64
-	ID        string
-	JSON      json.RawMessage
-}
-
 // FeedCursor is the place of the last notification of a feed page.
 type FeedCursor struct {
 	CreatedAt int64  `json:"c"`
@@ -149,9 +141,12 @@ type FeedCursor struct {
 // another wallet's rows. Errors are fault errors (NotFound for a notification or device the
 // authority does not have, Conflict past MaxDevices).
 type Store interface {
-	// Feed returns up to limit notifications of authority with status, newest first (createdAt,
-	// then notificationId), after the cursor when there is one.
-	Feed(ctx context.Context, authority, status string, after *FeedCursor, limit int) ([]Entry, error)
+	// Feed calls each for up to limit notifications of authority with status, newest first
+	// (createdAt, then notificationId), after the cursor when there is one. record is the object as
+	// the feed serves it (notify.Encode of the Notification), lent for the call only: a page is
+	// written from the rows as they are read. An error of each ends the feed with it.
+	Feed(ctx context.Context, authority, status string, after *FeedCursor, limit int,
+		each func(place FeedCursor, record []byte) error) error
 	// MarkRead marks authority's notification id READ (at now, unix seconds) and returns it.
 	MarkRead(ctx context.Context, authority, id string, now int64) (Notification, error)
 	Preferences(ctx context.Context, authority string) (Preferences, error)

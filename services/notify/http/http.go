@@ -3,8 +3,10 @@
 package http
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 
@@ -67,20 +69,42 @@ func (h handlers) feed(r *http.Request) (any, error) {
 	if after != nil && !notify.ValidID(after.ID) {
 		return nil, fault.Errorf(fault.Invalid, "Invalid page token")
 	}
-	rows, err := h.store.Feed(r.Context(), auth, status, after, notify.PageSize+1)
-	if err != nil {
-		return nil, err
-	}
-	rows, next := httpapi.NextPage(h.api, scope, rows, notify.PageSize, func(e notify.Entry) any {
-		return notify.FeedCursor{CreatedAt: e.CreatedAt, ID: e.ID}
-	})
-	// The records as stored, byte for byte what edge.notifications carried: the page is their
-	// concatenation.
-	recs := make([]json.RawMessage, len(rows))
-	for i, e := range rows {
-		recs[i] = e.JSON
-	}
-	return httpapi.RawList{Records: recs, Meta: httpapi.RollingMeta{NextPage: next}}, nil
+	// The page is written as its rows are read: the records as stored, byte for byte what
+	// edge.notifications carried, concatenated.
+	return httpapi.AppendJSONFrom(notify.PageSize*1024, func(ctx context.Context, dst []byte) ([]byte, error) {
+		dst = append(dst, `{"success":true,"records":[`...)
+		var n int
+		var last notify.FeedCursor
+		more := false
+		err := h.store.Feed(ctx, auth, status, after, notify.PageSize+1, func(place notify.FeedCursor, record []byte) error {
+			if n == notify.PageSize {
+				more = true
+				return nil
+			}
+			if n > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, record...)
+			n++
+			last = place
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		var meta httpapi.RollingMeta
+		if more {
+			tok := h.api.EncodeCursor(scope, last)
+			meta.NextPage = &tok
+		}
+		m, err := json.Marshal(meta)
+		if err != nil {
+			return nil, fmt.Errorf("encode meta: %w", err)
+		}
+		dst = append(dst, `],"meta":`...)
+		dst = append(dst, m...)
+		return append(dst, '}'), nil
+	}), nil
 }
 
 // record is the answer of a route about one thing.

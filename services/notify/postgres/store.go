@@ -51,8 +51,9 @@ var (
 	_ notify.Accounts   = (*Store)(nil)
 )
 
-// Feed returns up to limit notifications of authority with status, newest first.
-func (s *Store) Feed(ctx context.Context, authority, status string, after *notify.FeedCursor, limit int) ([]notify.Entry, error) {
+// Feed calls each for up to limit notifications of authority with status, newest first.
+func (s *Store) Feed(ctx context.Context, authority, status string, after *notify.FeedCursor, limit int,
+	each func(place notify.FeedCursor, record []byte) error) error {
 	// The id is read as text under another name: an output column named notification_id would be
 	// what ORDER BY notification_id sorts, text rather than the indexed uuid.
 	q := `SELECT created_at, notification_id::text AS id, record FROM ` + s.q.notifications + ` WHERE authority = $1 AND status = $2`
@@ -64,22 +65,24 @@ func (s *Store) Feed(ctx context.Context, authority, status string, after *notif
 	q += ` ORDER BY created_at DESC, notification_id DESC LIMIT $3`
 	rows, err := s.pool.Query(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("read the feed: %w", err)
+		return fmt.Errorf("read the feed: %w", err)
 	}
-	out := make([]notify.Entry, 0, limit)
-	var e notify.Entry
-	// Scanned as bytes: into a json.RawMessage, pgx would run json.Unmarshal over every record.
-	var record []byte
-	_, err = pgx.ForEachRow(rows, []any{&e.CreatedAt, &e.ID, &record}, func() error {
-		e.JSON = record
-		out = append(out, e)
-		record = nil // scanned into a new slice next
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read the feed: %w", err)
+	defer rows.Close()
+	var place notify.FeedCursor
+	for rows.Next() {
+		// The record is passed in the driver's buffer: scanned, pgx would copy every record (into a
+		// json.RawMessage, json.Unmarshal it too) for a page that only concatenates them.
+		if err := rows.Scan(&place.CreatedAt, &place.ID, nil); err != nil {
+			return fmt.Errorf("read the feed: %w", err)
+		}
+		if err := each(place, rows.RawValues()[2]); err != nil {
+			return err
+		}
 	}
-	return out, nil
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read the feed: %w", err)
+	}
+	return nil
 }
 
 // MarkRead marks authority's notification id READ and returns it; marking it again keeps the first
