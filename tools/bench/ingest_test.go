@@ -203,7 +203,7 @@ func benchIngest(b *testing.B, c ingestCase, msgs []events.Message) {
 
 	var bestCopy, bestIngest float64
 	for round := 1; round <= ingestRounds; round++ {
-		copyRate, copyCPU := copyStreams(b, pool, c, streams)
+		copyRate, copyCPU := copyStreams(b, pool, c, streams, total)
 		empty(b, pool, c.empty)
 		run := ingestWith(b, pool, broker, c, total, w, round)
 		bestCopy, bestIngest = max(bestCopy, copyRate), max(bestIngest, run.rate)
@@ -234,9 +234,8 @@ func empty(b *testing.B, pool *pgxpool.Pool, sql string) {
 var topicPartitions = []int{0, 1, 2}
 
 // copyStreams COPYs each stream's rows into c's table, the streams concurrent binary COPYs each on a
-// connection of its own, and returns the fills per second of the whole (the rows of ingestFills
-// fills).
-func copyStreams(b *testing.B, pool *pgxpool.Pool, c ingestCase, streams [][][]any) (float64, cpuTimes) {
+// connection of its own, and returns the fills per second of the whole (the rows of fills fills).
+func copyStreams(b *testing.B, pool *pgxpool.Pool, c ingestCase, streams [][][]any, fills int) (float64, cpuTimes) {
 	b.Helper()
 	ctx := context.Background()
 	w := len(streams)
@@ -268,7 +267,7 @@ func copyStreams(b *testing.B, pool *pgxpool.Pool, c ingestCase, streams [][][]a
 	if err := errors.Join(errs...); err != nil {
 		b.Fatalf("raw COPY: %v", err)
 	}
-	return float64(ingestFills) / elapsed.Seconds(), postgresCPU().since(pg0)
+	return float64(fills) / elapsed.Seconds(), postgresCPU().since(pg0)
 }
 
 type ingestRun struct {
