@@ -198,11 +198,17 @@ func (c cpuTimes) String() string {
 // processCPU is the CPU time this process has used, user and system: on this machine of two cores it
 // competes with Postgres for them, so it tells what the consumer's own work costs.
 func processCPU() time.Duration {
+	cpu, _ := processUsage()
+	return cpu
+}
+
+// processUsage is this process' CPU time and minor page faults (first touches of fresh memory) so far.
+func processUsage() (time.Duration, int64) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
+		return 0, 0
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), ru.Minflt
 }
 
 // pgCPU maps each postgres process to its scheduler times.

@@ -208,9 +208,9 @@ func benchIngest(b *testing.B, c ingestCase, msgs []events.Message) {
 		run := ingestWith(b, pool, broker, c, total, w, round)
 		bestCopy, bestIngest = max(bestCopy, copyRate), max(bestIngest, run.rate)
 		b.Logf("%s round %d: %d concurrent raw COPYs %.0f fills/s (Postgres %s); ingest with %d writers %.0f fills/s (Postgres %s; "+
-			"this process on CPU %s, %.2f µs a fill), %.0f fills/s once joined (%s to join); ratio %.2f, %.2f once joined",
+			"this process on CPU %s, %.2f µs a fill, %d page faults), %.0f fills/s once joined (%s to join); ratio %.2f, %.2f once joined",
 			c.name, round, w, copyRate, copyCPU, w, run.rate, run.cpu, run.self.Round(time.Millisecond),
-			float64(run.self.Microseconds())/float64(total), run.joined, run.join.Round(time.Millisecond), run.rate/copyRate, run.joined/copyRate)
+			float64(run.self.Microseconds())/float64(total), run.faults, run.joined, run.join.Round(time.Millisecond), run.rate/copyRate, run.joined/copyRate)
 		empty(b, pool, c.empty)
 	}
 	b.ReportMetric(bestCopy, "copy_fills/s")
@@ -276,6 +276,7 @@ type ingestRun struct {
 	join   time.Duration // from its start to its group join
 	cpu    cpuTimes      // Postgres's meanwhile
 	self   time.Duration // this process' CPU meanwhile: the consumer's, the broker's and the bench's polling
+	faults int64         // this process' minor page faults meanwhile
 }
 
 // ingestWith runs c's service with writers writers, as a consumer group of its own, until it has
@@ -287,7 +288,8 @@ func ingestWith(b *testing.B, pool *pgxpool.Pool, broker *kafka.Embedded, c inge
 	if *ingestProfile != "" && round == ingestRounds {
 		defer startCPUProfile(b, *ingestProfile+"."+c.name)()
 	}
-	pg0, self0 := postgresCPU(), processCPU()
+	pg0 := postgresCPU()
+	self0, faults0 := processUsage()
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	start := time.Now()
@@ -323,8 +325,9 @@ func ingestWith(b *testing.B, pool *pgxpool.Pool, broker *kafka.Embedded, c inge
 		time.Sleep(10 * time.Millisecond)
 	}
 	end := time.Now()
-	return ingestRun{rate: float64(total) / end.Sub(start).Seconds(), joined: float64(total) / end.Sub(joinedAt).Seconds(),
-		join: joinedAt.Sub(start), cpu: postgresCPU().since(pg0), self: processCPU() - self0}
+	self, faults := processUsage()
+	return ingestRun{faults: faults - faults0, rate: float64(total) / end.Sub(start).Seconds(), joined: float64(total) / end.Sub(joinedAt).Seconds(),
+		join: joinedAt.Sub(start), cpu: postgresCPU().since(pg0), self: self - self0}
 }
 
 // phaseConns is how many connections a phase with w writers holds at once: the ingest's writers, its
