@@ -168,6 +168,7 @@ func TestMakeRunServesTheMesh(t *testing.T) {
 	resp.Body.Close()
 
 	liveCandlesThroughRouter(t, base, deadline)
+	liveChannelsThroughRouter(t, base, deadline)
 	exportEveryFileType(t, <-stack, base, firstTaker, first)
 	notificationsThroughTheEdge(t, base, firstTaker, first, deadline)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	wsservice "github.com/tidemark/tidemark/services/ws/service"
+	"github.com/tidemark/tidemark/tools/sim"
 )
 
 // liveCandlesThroughRouter subscribes to SOL-PERP's minute candles through the edge router, which must
@@ -89,5 +90,64 @@ func TestREADMEListsEdgeVariables(t *testing.T) {
 		if v.Name == "TIDEMARK_PAGE_KEY" || strings.HasPrefix(v.Name, "TIDEMARK_PG_") {
 			t.Errorf("the edge reads %s, which it has no use for", v.Name)
 		}
+	}
+}
+
+// liveChannelsThroughRouter subscribes, through the edge router, to markets, pricing and the
+// notifications of simulated wallets, and waits for what the mesh publishes live: the stats service's
+// market summaries and pricing (an init, then an update of each) and a notification from the notify
+// service for one of the wallets.
+func liveChannelsThroughRouter(t *testing.T, base string, deadline time.Time) {
+	t.Helper()
+	c, resp, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+wsservice.Path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	defer c.Close()
+	// Within the edge's burst of client messages (50) and its subscriptions per connection (100).
+	subs := []string{`{"type":"subscribe","channelType":"markets"}`, `{"type":"subscribe","channelType":"pricing"}`}
+	seen := map[string]bool{}
+	for _, a := range sim.New(sim.DefaultConfig()).Accounts() {
+		if !seen[a.Authority] && len(subs) < 40 {
+			seen[a.Authority] = true
+			subs = append(subs, `{"type":"subscribe","channelType":"notifications","authority":"`+a.Authority+`"}`)
+		}
+	}
+	for _, s := range subs {
+		if err := c.WriteMessage(websocket.TextMessage, []byte(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = c.SetReadDeadline(deadline)
+	got := map[string]bool{} // "<channelType> <type>"
+	want := []string{"markets init", "markets update", "pricing init", "pricing update", "notifications update"}
+	for {
+		done := true
+		for _, w := range want {
+			done = done && got[w]
+		}
+		if done {
+			return
+		}
+		_, b, err := c.ReadMessage()
+		if err != nil {
+			t.Fatalf("after %v: %v", got, err)
+		}
+		var m struct {
+			Type        string          `json:"type"`
+			ChannelType string          `json:"channelType"`
+			Data        json.RawMessage `json:"data"`
+		}
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		if m.Type == "error" {
+			t.Fatalf("error: %s", b)
+		}
+		if m.Type != "subscription" && len(m.Data) < 3 { // at least one element or field
+			t.Fatalf("%s %s without data: %s", m.ChannelType, m.Type, b)
+		}
+		got[m.ChannelType+" "+m.Type] = true
 	}
 }
