@@ -3,13 +3,14 @@ package events
 import (
 	"reflect"
 	"sync"
+	"time"
 )
 
 // Hooks for the external tests of the two JSON decoders.
 
 // DecodeStdlib is Decode on the encoding/json path alone: Decode as it was before the fast path.
 func DecodeStdlib(topic string, value []byte) (Record, error) {
-	return decodeTopic(topic, value, func(b []byte, r Record) error { return decodeStd(b, r) })
+	return decodeTopic(topic, value, func(b []byte, r Record) error { return decodeStd(b, r) }, time.Now())
 }
 
 // DecodeStd decodes value into v, a pointer to a struct, with the reference decoder.

@@ -11,13 +11,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
-// Record is one protocol event. Validate checks it against the wall clock; every record type also has
-// ValidateAt(now time.Time) for a fixed clock.
+// Record is one protocol event. Validate checks it against the wall clock, ValidateAt against now.
 type Record interface {
 	EventType() string
 	Validate() error
+	ValidateAt(now time.Time) error
 }
 
 // Protocol topics: producers publish protocol events here, services consume them.
@@ -212,7 +213,7 @@ func firstOf(vs ...string) string {
 // Decode parses a message value of a protocol topic strictly (unknown fields, trailing data and type
 // mismatches are errors) and validates the record. The error text is meant as a dead-letter reason.
 func Decode(topic string, value []byte) (Record, error) {
-	return decodeTopic(topic, value, decodeRecord)
+	return decodeTopic(topic, value, decodeRecord, time.Now())
 }
 
 // DecodeOwned is Decode for a value handed over to the record: its strings share value's memory, so
@@ -220,12 +221,19 @@ func Decode(topic string, value []byte) (Record, error) {
 // a fill takes and most of the bytes it allocates. A consumer's message values
 // qualify: kafka-go allocates each one, and the consumer only reads it.
 func DecodeOwned(topic string, value []byte) (Record, error) {
-	return decodeTopic(topic, value, decodeRecordOwned)
+	return DecodeOwnedAt(topic, value, time.Now())
+}
+
+// DecodeOwnedAt is DecodeOwned validating against now: a consumer reads its clock once for many
+// messages (a record's time may lie up to MaxClockSkew ahead of it, so a clock some milliseconds old
+// judges alike), where reading it per message is a measurable share of decoding a small record.
+func DecodeOwnedAt(topic string, value []byte, now time.Time) (Record, error) {
+	return decodeTopic(topic, value, decodeRecordOwned, now)
 }
 
 // decodeTopic is Decode with the JSON decoder as a parameter, so that tests and benchmarks can run
 // the encoding/json path (decodeStd) beside the fast one.
-func decodeTopic(topic string, value []byte, decode func([]byte, Record) error) (Record, error) {
+func decodeTopic(topic string, value []byte, decode func([]byte, Record) error, now time.Time) (Record, error) {
 	t, ok := TopicByName(topic)
 	if !ok {
 		return nil, fmt.Errorf("unknown topic %q", topic)
@@ -237,7 +245,7 @@ func decodeTopic(topic string, value []byte, decode func([]byte, Record) error) 
 	if err := decode(value, r); err != nil {
 		return nil, fmt.Errorf("decode %s: %w", topic, err)
 	}
-	if err := r.Validate(); err != nil {
+	if err := r.ValidateAt(now); err != nil {
 		return nil, fmt.Errorf("%s: %w", topic, err)
 	}
 	if _, err := t.route(r); err != nil {

@@ -501,6 +501,9 @@ func (c *Consumer) fetchLoop(ctx context.Context, r *kafkago.Reader, queues []ch
 	waitCtx, cancel := until(ctx, waitUntil)
 	defer func() { cancel() }()
 	backoff := c.cfg.MinBackoff
+	// The clock messages are validated against: read when a batch opens and after every wait on a
+	// writer, so never older than BatchWait, instead of once per message.
+	clock := time.Now()
 	for {
 		var due time.Time
 		for _, b := range open {
@@ -520,6 +523,7 @@ func (c *Consumer) fetchLoop(ctx context.Context, r *kafkago.Reader, queues []ch
 				return
 			case waitCtx.Err() != nil:
 				handOver(time.Now())
+				clock = time.Now()
 				continue
 			}
 			// Group (re)join failures surface here after the reader's own retries; it keeps trying,
@@ -532,6 +536,7 @@ func (c *Consumer) fetchLoop(ctx context.Context, r *kafkago.Reader, queues []ch
 			case <-time.After(backoff):
 			}
 			backoff = min(2*backoff, c.cfg.MaxBackoff)
+			clock = time.Now()
 			continue
 		}
 		backoff = c.cfg.MinBackoff
@@ -545,19 +550,21 @@ func (c *Consumer) fetchLoop(ctx context.Context, r *kafkago.Reader, queues []ch
 			default:
 				b = &batch{items: make([]item, 0, c.cfg.BatchSize)}
 			}
-			b.due = time.Now().Add(c.cfg.BatchWait)
+			clock = time.Now()
+			b.due = clock.Add(c.cfg.BatchWait)
 			open[i] = b
 		}
 		it := item{msg: m}
 		if s, ok := c.sinks[m.Topic]; !ok {
 			it.err = fmt.Errorf("no sink for topic %s", m.Topic)
 		} else if it.err = checkSchemaVersion(m); it.err == nil {
-			it.rec, it.err = s.Decode(Message{Topic: m.Topic, Key: m.Key, Value: m.Value, Headers: m.Headers})
+			it.rec, it.err = s.Decode(Message{Topic: m.Topic, Key: m.Key, Value: m.Value, Headers: m.Headers, Fetched: clock})
 		}
 		b.items = append(b.items, it)
 		if len(b.items) >= c.cfg.BatchSize {
 			queues[i] <- b
 			open[i] = nil
+			clock = time.Now()
 		}
 	}
 }

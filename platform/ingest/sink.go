@@ -10,6 +10,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	kafkago "github.com/segmentio/kafka-go"
@@ -24,6 +25,9 @@ type Message struct {
 	Key     []byte
 	Value   []byte
 	Headers []kafkago.Header
+	// Fetched is the consumer's clock when it fetched the message, read once for many messages:
+	// records are validated against it. Zero: the wall clock.
+	Fetched time.Time
 }
 
 // Header returns the value of the first header named key.
@@ -120,7 +124,11 @@ func decodeEvent[T events.Record](topic string, m Message) (Event[T], error) {
 	var zero Event[T]
 	// The consumer hands each sink the value kafka-go allocated for that message and never changes
 	// it, so the record may share its memory (see events.DecodeOwned).
-	r, err := events.DecodeOwned(topic, m.Value)
+	now := m.Fetched
+	if now.IsZero() {
+		now = time.Now()
+	}
+	r, err := events.DecodeOwnedAt(topic, m.Value, now)
 	if err != nil {
 		return zero, err
 	}
