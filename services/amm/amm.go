@@ -98,31 +98,28 @@ type State struct {
 // units, or 9.2e12 in price) is refused rather than rounded.
 func StateOf(r *events.MarketState) (State, error) {
 	s := State{Ts: r.Ts, Slot: r.Slot, Symbol: r.Symbol, Index: r.MarketIndex, Perp: r.MarketType == events.MarketTypePerp}
-	fields := []struct {
-		name string
-		v    events.Amount
-		dst  *int64
-	}{{"oraclePrice", r.OraclePrice, &s.Oracle}}
-	if s.Perp {
-		fields = append(fields, []struct {
-			name string
-			v    events.Amount
-			dst  *int64
-		}{
-			{"bidPrice", r.BidPrice, &s.Bid}, {"askPrice", r.AskPrice, &s.Ask},
-			{"longSpread", r.LongSpread, &s.LongSpread}, {"shortSpread", r.ShortSpread, &s.ShortSpread},
-			{"baseAssetAmountWithAmm", r.BaseAssetAmountWithAmm, &s.Position}, {"openInterest", r.OpenInterest, &s.OpenInterest},
-		}...)
-	}
-	for _, f := range fields {
-		v, ok := parseInt64(string(f.v))
-		if !ok {
-			if _, err := f.v.Int64(); err != nil {
-				return State{}, fmt.Errorf("marketState %s: %w", f.name, err)
+	// Field by field rather than over a table of destinations: pointers into s would move it, and
+	// the table, to the heap for every state.
+	var err error
+	amount := func(name string, v events.Amount) int64 {
+		x, ok := parseInt64(string(v))
+		if !ok && err == nil {
+			if _, perr := v.Int64(); perr != nil {
+				err = fmt.Errorf("marketState %s: %w", name, perr)
+			} else {
+				err = fmt.Errorf("marketState %s: %q is not an integer", name, v)
 			}
-			return State{}, fmt.Errorf("marketState %s: %q is not an integer", f.name, f.v)
 		}
-		*f.dst = v
+		return x
+	}
+	s.Oracle = amount("oraclePrice", r.OraclePrice)
+	if s.Perp {
+		s.Bid, s.Ask = amount("bidPrice", r.BidPrice), amount("askPrice", r.AskPrice)
+		s.LongSpread, s.ShortSpread = amount("longSpread", r.LongSpread), amount("shortSpread", r.ShortSpread)
+		s.Position, s.OpenInterest = amount("baseAssetAmountWithAmm", r.BaseAssetAmountWithAmm), amount("openInterest", r.OpenInterest)
+	}
+	if err != nil {
+		return State{}, err
 	}
 	return s, nil
 }
