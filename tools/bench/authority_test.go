@@ -225,12 +225,19 @@ func checkOverview(b *testing.B, body []byte, days int) {
 
 const exportWallets = 100
 
+// exportBursts is how many bursts of exportWallets requests BenchmarkExportCreation sends, after
+// exportSettle.
+const (
+	exportBursts = 5
+	exportSettle = 30 * time.Second
+)
+
 // BenchmarkExportCreation runs what `make run` runs (one day of backfill, the simulator live) and
 // sends 100 export requests at once, each for a different simulated wallet and its subaccounts, the
 // eleven file types in turn (the market-scoped ones of SOL-PERP), over the last day: every answer's
-// latency, then the time until every job is ready, through the API on the edge. The baseline, in the
-// same run, is 100 reads at once of the same wallets' account lists through the same edge. Target:
-// p99 < 200 ms, every job ready.
+// latency, then the time until every job is ready, through the API on the edge; five such bursts.
+// The baseline, before each burst, is 100 reads at once of the same wallets' account lists through
+// the same edge. Target: p99 < 200 ms (the worst burst's), every job ready.
 func BenchmarkExportCreation(b *testing.B) {
 	for range b.N {
 		dir := filepath.Join(b.TempDir(), "devstack")
@@ -300,72 +307,95 @@ func BenchmarkExportCreation(b *testing.B) {
 				l.Records[0].Ts > time.Now().Add(-time.Minute).Unix()
 		})
 		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: exportWallets}}
-		// A first burst opens the connections, to the edge and from it to the service.
-		burst(b, exportWallets, func(i int) (*http.Request, error) {
-			return http.NewRequest(http.MethodGet, base+"/authority/"+order[i]+"/accounts", nil)
-		}, client)
-
-		baseline := burst(b, exportWallets, func(i int) (*http.Request, error) {
-			return http.NewRequest(http.MethodGet, base+"/authority/"+order[i]+"/accounts", nil)
-		}, client)
-		until := time.Now().Unix()
-		ids := make([]string, exportWallets)
-		created := burst(b, exportWallets, func(i int) (*http.Request, error) {
-			ft := exportFileTypes[i%len(exportFileTypes)]
-			market := ""
-			if ft == "market-trades" || ft == "funding-rates" {
-				market = `,"market":"SOL-PERP"`
-			}
-			body := fmt.Sprintf(`{"fileType":%q,"from":%d,"to":%d,"userPublicKeys":["%s"]%s}`, ft, until-86400, until,
-				strings.Join(wallets[order[i]], `","`), market)
-			return http.NewRequest(http.MethodPost, base+"/authority/"+order[i]+"/exports", strings.NewReader(body))
-		}, client, func(i int, body []byte) {
-			var c struct {
-				RequestID string `json:"requestId"`
-			}
-			if err := json.Unmarshal(body, &c); err != nil || c.RequestID == "" {
-				b.Errorf("POST %d: %s", i, body)
-			}
-			ids[i] = c.RequestID
-		})
-		t0 := time.Now()
-		var rows int64
-		for i, w := range order {
-			waitFor(b, 5*time.Minute, "the export of "+w, func() bool {
-				var page struct {
-					Records []struct {
-						RequestID   string  `json:"requestId"`
-						Status      string  `json:"status"`
-						RecordCount *int64  `json:"recordCount"`
-						ErrorReason *string `json:"errorReason"`
-					} `json:"records"`
-				}
-				if err := json.Unmarshal(fetch(b, base+"/authority/"+w+"/exports"), &page); err != nil {
-					b.Fatal(err)
-				}
-				for _, r := range page.Records {
-					if r.RequestID != ids[i] {
-						continue
-					}
-					if r.Status == "failed" {
-						b.Fatalf("export %s of %s failed: %s", r.RequestID, w, *r.ErrorReason)
-					}
-					if r.Status == "ready" {
-						rows += *r.RecordCount
-						return true
-					}
-				}
-				return false
-			})
+		reads := func() latencies {
+			return burst(b, exportWallets, func(i int) (*http.Request, error) {
+				return http.NewRequest(http.MethodGet, base+"/authority/"+order[i]+"/accounts", nil)
+			}, client)
 		}
-		allReady := time.Since(t0)
-		b.ReportMetric(float64(created.p99.Microseconds())/1000, "create_p99_ms")
-		b.ReportMetric(float64(baseline.p99.Microseconds())/1000, "read_p99_ms")
-		b.ReportMetric(allReady.Seconds(), "all_ready_s")
-		b.Logf("accounts lists, %d at once: p50 %s, p99 %s, max %s", exportWallets, baseline.p50, baseline.p99, baseline.max)
-		b.Logf("RESULT authority: %d export requests at once in make run, each a different wallet, the 11 file types in turn: "+
-			"p50 %s, p99 %s, max %s (target p99 < 200 ms; the same burst of account-list reads: p99 %s); every job ready %s later, %d rows in all",
-			exportWallets, created.p50, created.p99, created.max, baseline.p99, allReady.Round(time.Millisecond), rows)
+		// A first burst opens the connections, to the edge and from it to the service. Then the mesh
+		// settles: right after a day of backfill its services fold what they ingested and Postgres
+		// vacuums the fresh tables, and reads are several times slower for some seconds.
+		settled := reads()
+		time.Sleep(exportSettle)
+		b.Logf("account-list reads, 100 at once: p99 %s as the backfill is consumed, %s after %s more", settled.p99, reads().p99, exportSettle)
+
+		// Several bursts, each after the last one's jobs are ready: one burst's p99 is its slowest
+		// answer, and what else the mesh is doing at that moment (a collection in the dev stack's one
+		// process, a checkpoint) moves it by a factor. Each is reported; the headline is the worst.
+		var worst, worstRead latencies
+		var totalRows int64
+		end := time.Now().Unix()
+		var slowestReady time.Duration
+		for round := 1; round <= exportBursts; round++ {
+			baseline := reads()
+			// A range of its own per burst: the same body within a minute is the same job.
+			until := end - int64(round)
+			ids := make([]string, exportWallets)
+			created := burst(b, exportWallets, func(i int) (*http.Request, error) {
+				ft := exportFileTypes[i%len(exportFileTypes)]
+				market := ""
+				if ft == "market-trades" || ft == "funding-rates" {
+					market = `,"market":"SOL-PERP"`
+				}
+				body := fmt.Sprintf(`{"fileType":%q,"from":%d,"to":%d,"userPublicKeys":["%s"]%s}`, ft, until-86400, until,
+					strings.Join(wallets[order[i]], `","`), market)
+				return http.NewRequest(http.MethodPost, base+"/authority/"+order[i]+"/exports", strings.NewReader(body))
+			}, client, func(i int, body []byte) {
+				var c struct {
+					RequestID string `json:"requestId"`
+				}
+				if err := json.Unmarshal(body, &c); err != nil || c.RequestID == "" {
+					b.Errorf("POST %d: %s", i, body)
+				}
+				ids[i] = c.RequestID
+			})
+			t0 := time.Now()
+			var rows int64
+			for i, w := range order {
+				waitFor(b, 5*time.Minute, "the export of "+w, func() bool {
+					var page struct {
+						Records []struct {
+							RequestID   string  `json:"requestId"`
+							Status      string  `json:"status"`
+							RecordCount *int64  `json:"recordCount"`
+							ErrorReason *string `json:"errorReason"`
+						} `json:"records"`
+					}
+					if err := json.Unmarshal(fetch(b, base+"/authority/"+w+"/exports"), &page); err != nil {
+						b.Fatal(err)
+					}
+					for _, r := range page.Records {
+						if r.RequestID != ids[i] {
+							continue
+						}
+						if r.Status == "failed" {
+							b.Fatalf("export %s of %s failed: %s", r.RequestID, w, *r.ErrorReason)
+						}
+						if r.Status == "ready" {
+							rows += *r.RecordCount
+							return true
+						}
+					}
+					return false
+				})
+			}
+			ready := time.Since(t0)
+			b.Logf("burst %d: %d exports created, p50 %s, p99 %s, max %s; the burst of account-list reads before it: p50 %s, p99 %s; "+
+				"every job ready %s later, %d rows", round, exportWallets, created.p50, created.p99, created.max, baseline.p50, baseline.p99,
+				ready.Round(time.Millisecond), rows)
+			if created.p99 > worst.p99 {
+				worst, worstRead = created, baseline
+			}
+			totalRows += rows
+			slowestReady = max(slowestReady, ready)
+		}
+		b.ReportMetric(float64(worst.p99.Microseconds())/1000, "create_p99_ms")
+		b.ReportMetric(float64(worstRead.p99.Microseconds())/1000, "read_p99_ms")
+		b.ReportMetric(slowestReady.Seconds(), "all_ready_s")
+		b.Logf("RESULT authority: %d bursts of %d export requests at once in make run, each a different wallet, the 11 file types in turn: "+
+			"worst burst p50 %s, p99 %s, max %s (target p99 < 200 ms; the account-list reads before it: p99 %s); every job of a burst ready "+
+			"within %s, %d rows in all", exportBursts, exportWallets, worst.p50, worst.p99, worst.max, worstRead.p99,
+			slowestReady.Round(time.Millisecond), totalRows)
 	}
 }
 
