@@ -342,20 +342,13 @@ func (i *Instance) ensurePartitions(ctx context.Context) error {
 // keepPartitions runs the upkeep every partitionUpkeep; a failure is reported through Ready and
 // retried, not fatal, because months ahead already exist.
 func (i *Instance) keepPartitions(ctx context.Context) error {
-	t := time.NewTicker(partitionUpkeep)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-			err := i.ensurePartitions(ctx)
-			if err != nil && ctx.Err() == nil {
-				i.logger.Warn("partition upkeep failed", "err", err)
-			}
-			i.mu.Lock()
-			i.partitions = err
-			i.mu.Unlock()
+	return app.Every(ctx, partitionUpkeep, func(ctx context.Context) {
+		err := i.ensurePartitions(ctx)
+		if err != nil && ctx.Err() == nil {
+			i.logger.Warn("partition upkeep failed", "err", err)
 		}
-	}
+		i.mu.Lock()
+		i.partitions = err
+		i.mu.Unlock()
+	})
 }

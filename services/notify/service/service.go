@@ -140,17 +140,10 @@ func Service(cfg Config) kit.Service {
 // work is upkeep, and Postgres being away for a while must not stop the service.
 func every(interval time.Duration, d kit.Deps, f func(context.Context) error) func(context.Context) error {
 	return func(ctx context.Context) error {
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-t.C:
-				if err := f(ctx); err != nil && ctx.Err() == nil {
-					d.Logger.Warn("notify upkeep failed", "err", err)
-				}
+		return app.Every(ctx, interval, func(ctx context.Context) {
+			if err := f(ctx); err != nil && ctx.Err() == nil {
+				d.Logger.Warn("notify upkeep failed", "err", err)
 			}
-		}
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tidemark/tidemark/platform/app"
 	"log/slog"
 	"runtime"
 	"slices"
@@ -150,26 +151,22 @@ func (h *Hub) Run(ctx context.Context) error {
 	for _, s := range h.shards {
 		wg.Go(func() { s.run(stop) })
 	}
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			close(stop)
-			wg.Wait()
-			return nil
-		case now := <-t.C:
-			h.clientsMu.Lock()
-			clients := make([]*Client, 0, len(h.clients))
-			for c := range h.clients {
-				clients = append(clients, c)
-			}
-			h.clientsMu.Unlock()
-			for _, c := range clients {
-				c.dueForPing(now)
-			}
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+	return app.Every(ctx, time.Second, func(context.Context) {
+		now := time.Now()
+		h.clientsMu.Lock()
+		clients := make([]*Client, 0, len(h.clients))
+		for c := range h.clients {
+			clients = append(clients, c)
 		}
-	}
+		h.clientsMu.Unlock()
+		for _, c := range clients {
+			c.dueForPing(now)
+		}
+	})
 }
 
 // SetWarmed marks the hub ready to serve inits: Start was called and the snapshots were taken.

@@ -213,30 +213,14 @@ func (e *Edge) Run(ctx context.Context) error {
 		}
 		e.hub.SetWarmed()
 		e.logger.Info("edge warmed")
-		t := time.NewTicker(rewarmInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-t.C:
-				if err := e.warmer.Refresh(ctx); err != nil && ctx.Err() == nil {
-					e.logger.Debug("snapshot refresh failed", "err", err)
-				}
+		return app.Every(ctx, rewarmInterval, func(ctx context.Context) {
+			if err := e.warmer.Refresh(ctx); err != nil && ctx.Err() == nil {
+				e.logger.Debug("snapshot refresh failed", "err", err)
 			}
-		}
+		})
 	})
 	g.Add("sweep", func(ctx context.Context) error {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-t.C:
-				e.hub.Sweep()
-			}
-		}
+		return app.Every(ctx, time.Second, func(context.Context) { e.hub.Sweep() })
 	})
 	// The hub's writers outlive the group's context: they write the 1001 close frames.
 	hubCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))
