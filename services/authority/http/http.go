@@ -10,7 +10,6 @@ import (
 	"slices"
 
 	"github.com/tidemark/tidemark/operator/api/v1alpha1"
-	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/fault"
 	"github.com/tidemark/tidemark/platform/httpapi"
 	"github.com/tidemark/tidemark/platform/snapshots"
@@ -125,21 +124,12 @@ func (h *handlers) referrals(r *nethttp.Request) (any, error) {
 	}{true, pts}, nil
 }
 
-// tradingMetrics are an account's cumulative totals, as its latest trading snapshot has them.
-type tradingMetrics struct {
-	CumulativeRealizedPnl events.Amount `json:"cumulativeRealizedPnl"`
-	CumulativeMakerVolume events.Amount `json:"cumulativeMakerVolume"`
-	CumulativeTakerVolume events.Amount `json:"cumulativeTakerVolume"`
-	CumulativeFeePaid     events.Amount `json:"cumulativeFeePaid"`
-	CumulativeFeeRebate   events.Amount `json:"cumulativeFeeRebate"`
-}
-
 // metricsOf encodes each account's metrics from its latest trading snapshot; an account without one
 // has none (null).
 func metricsOf(snaps authority.Snapshots) (map[string][]byte, error) {
 	out := make(map[string][]byte, len(snaps.Latest))
 	for account, rec := range snaps.Latest {
-		var m tradingMetrics
+		var m snapshots.TradingMetrics
 		if err := json.Unmarshal(rec, &m); err != nil {
 			return nil, fmt.Errorf("read the metrics of %s: %w", account, err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/ingest"
 	"github.com/tidemark/tidemark/platform/markets"
+	"github.com/tidemark/tidemark/platform/snapshots"
 )
 
 // Ingest writes the topics the authority service consumes into its schema.
@@ -206,32 +207,9 @@ type snapshotRow struct {
 // prepareSnapshot encodes a snapshot's API entry: its ts and the fields of its kind.
 func prepareSnapshot(e ingest.Event[*events.AccountSnapshot]) (snapshotRow, error) {
 	r := e.Record
-	var entry any
-	switch r.Kind {
-	case events.SnapshotTrading:
-		entry = struct {
-			Ts int64 `json:"ts"`
-			*events.TradingSnapshot
-		}{r.Ts, r.Trading}
-	case events.SnapshotEarn:
-		entry = struct {
-			Ts int64 `json:"ts"`
-			*events.EarnSnapshot
-		}{r.Ts, r.Earn}
-	case events.SnapshotVault:
-		entry = struct {
-			Ts int64 `json:"ts"`
-			*events.VaultSnapshot
-		}{r.Ts, r.Vault}
-	case events.SnapshotReferral:
-		entry = struct {
-			Ts int64 `json:"ts"`
-			*events.ReferralSnapshot
-		}{r.Ts, r.Referral}
-	}
-	b, err := json.Marshal(entry)
+	b, err := snapshots.Entry(r)
 	if err != nil {
-		return snapshotRow{}, fmt.Errorf("encode snapshot: %w", err)
+		return snapshotRow{}, err
 	}
 	account := r.AccountID
 	if r.Kind == events.SnapshotReferral {

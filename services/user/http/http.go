@@ -199,28 +199,19 @@ func (h *handlers) snapshots(kind string) httpapi.Func {
 		if err != nil {
 			return nil, err
 		}
-		var metrics *tradingMetrics
+		var metrics *snapshots.TradingMetrics
 		if latest != nil {
-			metrics = new(tradingMetrics)
+			metrics = new(snapshots.TradingMetrics)
 			if err := json.Unmarshal(latest, metrics); err != nil {
 				return nil, err
 			}
 		}
 		return struct {
-			Success   bool              `json:"success"`
-			Snapshots []json.RawMessage `json:"snapshots"`
-			Metrics   *tradingMetrics   `json:"metrics"`
+			Success   bool                      `json:"success"`
+			Snapshots []json.RawMessage         `json:"snapshots"`
+			Metrics   *snapshots.TradingMetrics `json:"metrics"`
 		}{true, snaps, metrics}, nil
 	}
-}
-
-// tradingMetrics are an account's cumulative totals, as its latest trading snapshot has them.
-type tradingMetrics struct {
-	CumulativeRealizedPnl events.Amount `json:"cumulativeRealizedPnl"`
-	CumulativeMakerVolume events.Amount `json:"cumulativeMakerVolume"`
-	CumulativeTakerVolume events.Amount `json:"cumulativeTakerVolume"`
-	CumulativeFeePaid     events.Amount `json:"cumulativeFeePaid"`
-	CumulativeFeeRebate   events.Amount `json:"cumulativeFeeRebate"`
 }
 
 func marketFilter(r *nethttp.Request) (string, error) {

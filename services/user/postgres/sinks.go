@@ -13,6 +13,7 @@ import (
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/ingest"
+	"github.com/tidemark/tidemark/platform/snapshots"
 	"github.com/tidemark/tidemark/services/user"
 )
 
@@ -267,29 +268,12 @@ func (in *Ingest) writeSnapshots(ctx context.Context, tx pgx.Tx, evs []ingest.Ev
 	var rows []snapshotRow
 	for _, e := range evs {
 		r := e.Record
-		var entry any
-		switch r.Kind {
-		case events.SnapshotTrading:
-			entry = struct {
-				Ts int64 `json:"ts"`
-				*events.TradingSnapshot
-			}{r.Ts, r.Trading}
-		case events.SnapshotEarn:
-			entry = struct {
-				Ts int64 `json:"ts"`
-				*events.EarnSnapshot
-			}{r.Ts, r.Earn}
-		case events.SnapshotVault:
-			entry = struct {
-				Ts int64 `json:"ts"`
-				*events.VaultSnapshot
-			}{r.Ts, r.Vault}
-		default:
+		if r.Kind == events.SnapshotReferral {
 			continue
 		}
-		b, err := json.Marshal(entry)
+		b, err := snapshots.Entry(r)
 		if err != nil {
-			return fmt.Errorf("encode snapshot: %w", err)
+			return err
 		}
 		rows = append(rows, snapshotRow{r.AccountID, r.Kind, r.Ts, b})
 	}
