@@ -12,6 +12,7 @@ package stats
 import (
 	"context"
 	"encoding/json"
+	"github.com/tidemark/tidemark/platform/series"
 	"math/big"
 
 	"github.com/tidemark/tidemark/platform/events"
@@ -36,7 +37,7 @@ type Store interface {
 	Standing(ctx context.Context, month int64, authority string) (Standing, error)
 	// Liquidations returns up to limit liquidation records (bankruptcies only when bankruptcies),
 	// newest first, within [since, until], strictly before after when set.
-	Liquidations(ctx context.Context, bankruptcies bool, since, until int64, after *Cursor, limit int) ([]Row, error)
+	Liquidations(ctx context.Context, bankruptcies bool, since, until int64, after *series.Cursor, limit int) ([]series.Row, error)
 	// LiquidationStats counts the liquidations (bankruptcies aside) since each of since and sums
 	// their quote value.
 	LiquidationStats(ctx context.Context, since ...int64) ([]CountAmount, error)
@@ -44,7 +45,7 @@ type Store interface {
 	BankruptcyStats(ctx context.Context) (BankruptcyStats, error)
 	// Swaps returns up to limit swap records, newest first, within [since, until], strictly before
 	// after when set.
-	Swaps(ctx context.Context, since, until int64, after *Cursor, limit int) ([]Row, error)
+	Swaps(ctx context.Context, since, until int64, after *series.Cursor, limit int) ([]series.Row, error)
 	// RateHistory returns spot market symbol's hourly series of kind since since, oldest first.
 	RateHistory(ctx context.Context, symbol string, kind RateKind, since int64) ([]RatePoint, error)
 	// Vaults returns the newest record of every vault, by vault key.
@@ -55,19 +56,6 @@ type Store interface {
 	Params(ctx context.Context) (ts int64, params json.RawMessage, err error)
 	// Published returns the last message published to an edge topic for every market, by symbol.
 	Published(ctx context.Context, topic string) ([]json.RawMessage, error)
-}
-
-// Cursor is the keyset position of a record in a newest-first list.
-type Cursor struct {
-	Ts         int64  `json:"t"`
-	TxSig      string `json:"s"`
-	TxSigIndex int    `json:"i"`
-}
-
-// Row is a stored record with its position.
-type Row struct {
-	Cursor
-	Record json.RawMessage
 }
 
 // CountAmount is how many and how much (quote, 1e6).

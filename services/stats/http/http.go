@@ -4,6 +4,7 @@ package http
 
 import (
 	"encoding/json"
+	"github.com/tidemark/tidemark/platform/series"
 	"math/big"
 	nethttp "net/http"
 	"strconv"
@@ -212,8 +213,8 @@ func (h *handlers) fundingRates(r *nethttp.Request) (any, error) {
 }
 
 // rollingPage reads a newest-first page of the last 31 days, paged by token.
-func (h *handlers) rollingPage(r *nethttp.Request, scope string, read func(since, until int64, after *stats.Cursor, limit int) ([]stats.Row, error)) ([]json.RawMessage, *string, error) {
-	after, err := httpapi.PageAfter[stats.Cursor](h.api, r, scope)
+func (h *handlers) rollingPage(r *nethttp.Request, scope string, read func(since, until int64, after *series.Cursor, limit int) ([]series.Row, error)) ([]json.RawMessage, *string, error) {
+	after, err := httpapi.PageAfter[series.Cursor](h.api, r, scope)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -222,7 +223,7 @@ func (h *handlers) rollingPage(r *nethttp.Request, scope string, read func(since
 	if err != nil {
 		return nil, nil, err
 	}
-	rows, next := httpapi.NextPage(h.api, scope, rows, pageSize, func(r stats.Row) any { return r.Cursor })
+	rows, next := httpapi.NextPage(h.api, scope, rows, pageSize, func(r series.Row) any { return r.Cursor })
 	records := make([]json.RawMessage, len(rows))
 	for i, row := range rows {
 		records[i] = row.Record
@@ -244,7 +245,7 @@ func (h *handlers) liquidations(bankruptcies bool) httpapi.Func {
 		scope = "stats/bankruptcies"
 	}
 	return func(r *nethttp.Request) (any, error) {
-		records, next, err := h.rollingPage(r, scope, func(since, until int64, after *stats.Cursor, limit int) ([]stats.Row, error) {
+		records, next, err := h.rollingPage(r, scope, func(since, until int64, after *series.Cursor, limit int) ([]series.Row, error) {
 			return h.store.Liquidations(r.Context(), bankruptcies, since, until, after, limit)
 		})
 		if err != nil {
@@ -269,7 +270,7 @@ func (h *handlers) liquidations(bankruptcies bool) httpapi.Func {
 }
 
 func (h *handlers) swaps(r *nethttp.Request) (any, error) {
-	records, next, err := h.rollingPage(r, "stats/insuranceFundSwaps", func(since, until int64, after *stats.Cursor, limit int) ([]stats.Row, error) {
+	records, next, err := h.rollingPage(r, "stats/insuranceFundSwaps", func(since, until int64, after *series.Cursor, limit int) ([]series.Row, error) {
 		return h.store.Swaps(r.Context(), since, until, after, limit)
 	})
 	if err != nil {

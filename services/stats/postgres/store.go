@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tidemark/tidemark/platform/series"
 	"math/big"
 	"strconv"
 	"strings"
@@ -282,7 +283,7 @@ func (s *Store) Standing(ctx context.Context, month int64, authority string) (st
 }
 
 // page reads a newest-first keyset page of table's records within [since, until].
-func (s *Store) page(ctx context.Context, table, where string, since, until int64, after *stats.Cursor, limit int) ([]stats.Row, error) {
+func (s *Store) page(ctx context.Context, table, where string, since, until int64, after *series.Cursor, limit int) ([]series.Row, error) {
 	args := []any{since, until, limit}
 	sql := `SELECT ts, tx_sig, tx_sig_index, record FROM ` + table + ` WHERE ts >= $1 AND ts <= $2`
 	if where != "" {
@@ -297,8 +298,8 @@ func (s *Store) page(ctx context.Context, table, where string, since, until int6
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", table, err)
 	}
-	var out []stats.Row
-	var r stats.Row
+	var out []series.Row
+	var r series.Row
 	var rec []byte
 	_, err = pgx.ForEachRow(rows, []any{&r.Ts, &r.TxSig, &r.TxSigIndex, &rec}, func() error {
 		r.Record = json.RawMessage(append([]byte(nil), rec...))
@@ -312,7 +313,7 @@ func (s *Store) page(ctx context.Context, table, where string, since, until int6
 }
 
 // Liquidations implements stats.Store.
-func (s *Store) Liquidations(ctx context.Context, bankruptcies bool, since, until int64, after *stats.Cursor, limit int) ([]stats.Row, error) {
+func (s *Store) Liquidations(ctx context.Context, bankruptcies bool, since, until int64, after *series.Cursor, limit int) ([]series.Row, error) {
 	where := ""
 	if bankruptcies {
 		where = "bankruptcy"
@@ -321,7 +322,7 @@ func (s *Store) Liquidations(ctx context.Context, bankruptcies bool, since, unti
 }
 
 // Swaps implements stats.Store.
-func (s *Store) Swaps(ctx context.Context, since, until int64, after *stats.Cursor, limit int) ([]stats.Row, error) {
+func (s *Store) Swaps(ctx context.Context, since, until int64, after *series.Cursor, limit int) ([]series.Row, error) {
 	return s.page(ctx, s.t.swaps, "", since, until, after, limit)
 }
 
