@@ -13,20 +13,15 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tidemark/tidemark/platform/markets"
+	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/services/amm"
 )
 
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// Migrations are the schema's migrations, applied by pg.Migrate at start-up.
-func Migrations() fs.FS {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		panic(err) // the embed pattern above guarantees the folder
-	}
-	return sub
-}
+// Migrations are the schema\'s migrations, applied by the kit at start-up.
+func Migrations() fs.FS { return pg.MigrationsDir(migrations) }
 
 // StatesTable is the raw states' table, partitioned by day.
 const StatesTable = "states"

@@ -12,20 +12,15 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tidemark/tidemark/platform/markets"
+	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/services/market"
 )
 
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// Migrations are the schema's migrations, applied by pg.Migrate at start-up.
-func Migrations() fs.FS {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		panic(err) // the embed pattern above guarantees the folder
-	}
-	return sub
-}
+// Migrations are the schema\'s migrations, applied by the kit at start-up.
+func Migrations() fs.FS { return pg.MigrationsDir(migrations) }
 
 // Store reads the market schema's catalogue and candles; the event series are the kit's to read.
 type Store struct {

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tidemark/tidemark/platform/pg"
 	"io/fs"
 	"time"
 
@@ -22,14 +23,8 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// Migrations are the schema's migrations, applied by the kit at start-up.
-func Migrations() fs.FS {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		panic(err) // the embed pattern above guarantees the folder
-	}
-	return sub
-}
+// Migrations are the schema\'s migrations, applied by the kit at start-up.
+func Migrations() fs.FS { return pg.MigrationsDir(migrations) }
 
 // Store reads and changes the notify schema: it is the notify.Store, and the verifier's
 // notify.Signatures and notify.Accounts.

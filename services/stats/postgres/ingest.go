@@ -13,20 +13,15 @@ import (
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/ingest"
 	"github.com/tidemark/tidemark/platform/markets"
+	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/services/stats"
 )
 
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// Migrations are the schema's migrations, applied by the kit at start-up.
-func Migrations() fs.FS {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		panic(err) // the embed pattern above guarantees the folder
-	}
-	return sub
-}
+// Migrations are the schema\'s migrations, applied by the kit at start-up.
+func Migrations() fs.FS { return pg.MigrationsDir(migrations) }
 
 // Ingest writes the topics the stats service consumes into its schema. Every aggregate moves only
 // with the rows its transaction inserted (ingest.Table.Insert's fresh rows): a batch delivered twice

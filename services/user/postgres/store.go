@@ -16,6 +16,7 @@ import (
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/fault"
 	"github.com/tidemark/tidemark/platform/markets"
+	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/platform/snapshots"
 	"github.com/tidemark/tidemark/services/user"
 )
@@ -23,14 +24,8 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// Migrations are the schema's migrations, applied by the kit at start-up.
-func Migrations() fs.FS {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		panic(err) // the embed pattern above guarantees the folder
-	}
-	return sub
-}
+// Migrations are the schema\'s migrations, applied by the kit at start-up.
+func Migrations() fs.FS { return pg.MigrationsDir(migrations) }
 
 // Store reads the user schema: it is the user.Store.
 type Store struct {
