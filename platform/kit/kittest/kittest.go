@@ -38,6 +38,7 @@ import (
 	"github.com/tidemark/tidemark/api/apitest"
 	"github.com/tidemark/tidemark/platform/app"
 	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/platform/ingest"
 	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/kit"
 	"github.com/tidemark/tidemark/platform/pg/pglocal"
@@ -399,6 +400,25 @@ func (s *Stack) storedOffsets(t testing.TB, inst *kit.Instance, topic string) ma
 	var off int64
 	if _, err := pgx.ForEachRow(rows, []any{&p, &off}, func() error { out[p] = off; return nil }); err != nil {
 		t.Fatalf("stored offsets of %s: %v", inst.Name(), err)
+	}
+	return out
+}
+
+// DLQReasons reads n messages of topic's dead-letter topic and returns the reasons they carry.
+func (s *Stack) DLQReasons(t testing.TB, topic string, n int) []string {
+	t.Helper()
+	r := s.Kafka.NewReader(t.Name()+"-dlq", []string{ingest.DLQTopic(topic)})
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out []string
+	for len(out) < n {
+		m, err := r.FetchMessage(ctx)
+		if err != nil {
+			t.Fatalf("read the DLQ of %s: %v (got %q)", topic, err, out)
+		}
+		reason, _ := kafka.Header(m, ingest.HeaderDLQReason)
+		out = append(out, reason)
 	}
 	return out
 }

@@ -14,8 +14,6 @@ import (
 	kafkago "github.com/segmentio/kafka-go"
 
 	"github.com/tidemark/tidemark/platform/events"
-	"github.com/tidemark/tidemark/platform/ingest"
-	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/services/amm"
 	"github.com/tidemark/tidemark/services/amm/service"
@@ -162,31 +160,12 @@ func TestIngestRules(t *testing.T) {
 	if n := s.Count(t, "amm.states"); n != len(recs)+1 {
 		t.Fatalf("%d raw states after the malformed messages, want %d", n, len(recs)+1)
 	}
-	reasons := dlq(t, s.Kafka, events.TopicMarketStates, 3)
+	reasons := s.DLQReasons(t, events.TopicMarketStates, 3)
 	for _, want := range []string{"unexpected EOF", "oraclePrice", "bidPrice"} {
 		if !slices.ContainsFunc(reasons, func(r string) bool { return strings.Contains(r, want) }) {
 			t.Errorf("no DLQ reason mentions %q: %q", want, reasons)
 		}
 	}
-}
-
-// dlq reads n messages of topic's DLQ and returns their reasons.
-func dlq(t *testing.T, kc kafka.Config, topic string, n int) []string {
-	t.Helper()
-	r := kc.NewReader(t.Name()+"-dlq", []string{ingest.DLQTopic(topic)})
-	defer r.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	var out []string
-	for len(out) < n {
-		m, err := r.FetchMessage(ctx)
-		if err != nil {
-			t.Fatalf("read the DLQ: %v (got %q)", err, out)
-		}
-		reason, _ := kafka.Header(m, ingest.HeaderDLQReason)
-		out = append(out, reason)
-	}
-	return out
 }
 
 // TestRetention: the raw states live in daily partitions from now-retention to a week ahead; a state

@@ -6,13 +6,10 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	kafkago "github.com/segmentio/kafka-go"
 
 	"github.com/tidemark/tidemark/platform/events"
-	"github.com/tidemark/tidemark/platform/ingest"
-	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
 )
 
@@ -130,7 +127,7 @@ func TestIngestRules(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.WaitConsumed(t, topic)
-		reasons := dlq(t, s.Kafka, topic, 3)
+		reasons := s.DLQReasons(t, topic, 3)
 		for _, want := range []string{"unexpected EOF", wants[topic], `unsupported schema-version "2"`} {
 			found := false
 			for _, r := range reasons {
@@ -156,23 +153,4 @@ func compareViews(t *testing.T, before, after map[string]string, what string) {
 			t.Errorf("%s changed %s:\n%s\n%s", what, k, before[k], after[k])
 		}
 	}
-}
-
-// dlq reads n messages of topic's DLQ and returns their reasons.
-func dlq(t *testing.T, kc kafka.Config, topic string, n int) []string {
-	t.Helper()
-	r := kc.NewReader(t.Name()+"-dlq-"+topic, []string{ingest.DLQTopic(topic)})
-	defer r.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	var out []string
-	for len(out) < n {
-		m, err := r.FetchMessage(ctx)
-		if err != nil {
-			t.Fatalf("read the DLQ of %s: %v (got %q)", topic, err, out)
-		}
-		reason, _ := kafka.Header(m, ingest.HeaderDLQReason)
-		out = append(out, reason)
-	}
-	return out
 }

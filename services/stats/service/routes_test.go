@@ -1,18 +1,14 @@
 package service_test
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/httpapi"
-	"github.com/tidemark/tidemark/platform/ingest"
-	"github.com/tidemark/tidemark/platform/kafka"
 )
 
 // TestEveryOperationAgreesWithTheDocument: every Stats operation, /params, /vaults and /external over
@@ -139,29 +135,10 @@ func TestUnusableFillsGoToTheDLQ(t *testing.T) {
 	if n := s.Count(t, "stats.fills"); n != 1 {
 		t.Fatalf("%d fills stored, want the good one", n)
 	}
-	reasons := dlq(t, s.Kafka, events.TopicFills, 2)
+	reasons := s.DLQReasons(t, events.TopicFills, 2)
 	for _, want := range []string{"fill has no symbol", "baseAssetAmountFilled \"0\" must be positive"} {
 		if !strings.Contains(strings.Join(reasons, "\n"), want) {
 			t.Errorf("no DLQ reason says %q: %q", want, reasons)
 		}
 	}
-}
-
-// dlq reads n messages of topic's DLQ and returns their reasons.
-func dlq(t *testing.T, kc kafka.Config, topic string, n int) []string {
-	t.Helper()
-	r := kc.NewReader(t.Name()+"-dlq", []string{ingest.DLQTopic(topic)})
-	defer r.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	var out []string
-	for len(out) < n {
-		m, err := r.FetchMessage(ctx)
-		if err != nil {
-			t.Fatalf("read the DLQ: %v (got %q)", err, out)
-		}
-		reason, _ := kafka.Header(m, ingest.HeaderDLQReason)
-		out = append(out, reason)
-	}
-	return out
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/ingest"
-	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/services/user/postgres"
 )
@@ -124,7 +123,7 @@ func TestIngestRules(t *testing.T) {
 	if n := s.Count(t, "users.fills"); n != after["fills"]+2 {
 		t.Fatalf("%d fill rows after the malformed messages, want %d", n, after["fills"]+2)
 	}
-	reasons := dlq(t, s.Kafka, events.TopicFills, 3)
+	reasons := s.DLQReasons(t, events.TopicFills, 3)
 	for _, want := range []string{"unexpected EOF", "ts 1 outside", `unsupported schema-version "2"`} {
 		found := false
 		for _, r := range reasons {
@@ -134,25 +133,6 @@ func TestIngestRules(t *testing.T) {
 			t.Errorf("no DLQ reason mentions %q: %q", want, reasons)
 		}
 	}
-}
-
-// dlq reads n messages of topic's DLQ and returns their reasons.
-func dlq(t *testing.T, kc kafka.Config, topic string, n int) []string {
-	t.Helper()
-	r := kc.NewReader(t.Name()+"-dlq", []string{ingest.DLQTopic(topic)})
-	defer r.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	var out []string
-	for len(out) < n {
-		m, err := r.FetchMessage(ctx)
-		if err != nil {
-			t.Fatalf("read the DLQ: %v (got %q)", err, out)
-		}
-		reason, _ := kafka.Header(m, ingest.HeaderDLQReason)
-		out = append(out, reason)
-	}
-	return out
 }
 
 // seedMessages are seed's messages.
