@@ -198,12 +198,7 @@ func TestNotificationsOperations(t *testing.T) {
 			if op == nil || op.OperationID != tc.id {
 				t.Fatalf("%s %s: operation missing or not %s", tc.method, tc.path, tc.id)
 			}
-			if !slices.Equal(op.Tags, []string{"Notifications"}) {
-				t.Errorf("tags = %v, want [Notifications]", op.Tags)
-			}
-			if op.Summary == "" || len(op.Description) < 80 {
-				t.Errorf("summary/description too thin")
-			}
+			checkDocumented(t, op, []string{"Notifications"})
 			params := map[string]*openapi3.Parameter{}
 			for _, p := range append(append(openapi3.Parameters{}, item.Parameters...), op.Parameters...) {
 				params[p.Value.In+":"+p.Value.Name] = p.Value
@@ -346,19 +341,7 @@ func TestMarketOperations(t *testing.T) {
 			if op.OperationID != tc.id || !camel.MatchString(op.OperationID) {
 				t.Errorf("operationId = %q, want %q", op.OperationID, tc.id)
 			}
-			if !slices.Equal(op.Tags, []string{"Market"}) {
-				t.Errorf("tags = %v, want [Market]", op.Tags)
-			}
-			if op.Summary == "" || len(op.Description) < 80 {
-				t.Errorf("summary/description too thin")
-			}
-			for _, code := range []int{400, 404, 500} {
-				r := op.Responses.Status(code)
-				if r == nil || r.Value.Content.Get("application/json") == nil ||
-					r.Value.Content.Get("application/json").Schema.Ref != "#/components/schemas/Error" {
-					t.Errorf("response %d does not use the Error schema", code)
-				}
-			}
+			checkDocumented(t, op, []string{"Market"}, 400, 404, 500)
 			ok := op.Responses.Status(200)
 			if ok == nil {
 				t.Fatalf("no 200 response")
@@ -487,23 +470,11 @@ func TestUserOperations(t *testing.T) {
 			if op.OperationID != tc.id {
 				t.Errorf("operationId = %q, want %q", op.OperationID, tc.id)
 			}
-			if !slices.Equal(op.Tags, []string{"User"}) {
-				t.Errorf("tags = %v, want [User]", op.Tags)
-			}
-			if op.Summary == "" || len(op.Description) < 80 {
-				t.Errorf("summary/description too thin")
-			}
 			codes := []int{400, 500, 503}
 			if tc.notFound {
 				codes = append(codes, 404)
 			}
-			for _, code := range codes {
-				r := op.Responses.Status(code)
-				if r == nil || r.Value.Content.Get("application/json") == nil ||
-					r.Value.Content.Get("application/json").Schema.Ref != "#/components/schemas/Error" {
-					t.Errorf("response %d does not use the Error schema", code)
-				}
-			}
+			checkDocumented(t, op, []string{"User"}, codes...)
 			if tc.notFound != (op.Responses.Status(404) != nil) {
 				t.Errorf("404 documented = %v, want %v", !tc.notFound, tc.notFound)
 			}
@@ -1081,12 +1052,7 @@ func TestStatsOperations(t *testing.T) {
 			if tc.tag != "" {
 				wantTags = []string{tc.tag}
 			}
-			if !slices.Equal(op.Tags, wantTags) {
-				t.Errorf("tags = %v, want %v", op.Tags, wantTags)
-			}
-			if op.Summary == "" || len(op.Description) < 80 {
-				t.Errorf("summary/description too thin")
-			}
+			checkDocumented(t, op, wantTags)
 			if (op.Responses.Status(404) != nil) != tc.notFound {
 				t.Errorf("404 documented = %v, want %v", op.Responses.Status(404) != nil, tc.notFound)
 			}
@@ -1124,5 +1090,24 @@ func TestStatsOperations(t *testing.T) {
 	}
 	if len(entry.Properties) != 20 || len(entry.Required) != 20 {
 		t.Errorf("DerivativeContract: %d fields, %d required, want the spec's 20", len(entry.Properties), len(entry.Required))
+	}
+}
+
+// checkDocumented asserts what every documented operation has: its tags, a summary and a description
+// worth reading, and each of errorCodes answered with the Error schema.
+func checkDocumented(t *testing.T, op *openapi3.Operation, tags []string, errorCodes ...int) {
+	t.Helper()
+	if !slices.Equal(op.Tags, tags) {
+		t.Errorf("tags = %v, want %v", op.Tags, tags)
+	}
+	if op.Summary == "" || len(op.Description) < 80 {
+		t.Errorf("summary/description too thin")
+	}
+	for _, code := range errorCodes {
+		r := op.Responses.Status(code)
+		if r == nil || r.Value.Content.Get("application/json") == nil ||
+			r.Value.Content.Get("application/json").Schema.Ref != "#/components/schemas/Error" {
+			t.Errorf("response %d does not use the Error schema", code)
+		}
 	}
 }

@@ -44,19 +44,7 @@ func TestAuthorityOperations(t *testing.T) {
 			if op == nil || op.OperationID != tc.id {
 				t.Fatalf("%s %s: want operation %s", tc.method, tc.path, tc.id)
 			}
-			if !slices.Equal(op.Tags, []string{"Authority"}) {
-				t.Errorf("tags = %v, want [Authority]", op.Tags)
-			}
-			if op.Summary == "" || len(op.Description) < 80 {
-				t.Errorf("summary/description too thin")
-			}
-			for _, code := range []int{400, 500, 503} {
-				r := op.Responses.Status(code)
-				if r == nil || r.Value.Content.Get("application/json") == nil ||
-					r.Value.Content.Get("application/json").Schema.Ref != "#/components/schemas/Error" {
-					t.Errorf("response %d does not use the Error schema", code)
-				}
-			}
+			checkDocumented(t, op, []string{"Authority"}, 400, 500, 503)
 			ok := op.Responses.Status(200)
 			if ok == nil || ok.Value.Content.Get("application/json") == nil ||
 				ok.Value.Content.Get("application/json").Schema.Ref != "#/components/schemas/"+tc.schema {
