@@ -26,7 +26,6 @@ import (
 	"github.com/tidemark/tidemark/services/amm"
 	ammpg "github.com/tidemark/tidemark/services/amm/postgres"
 	ammsvc "github.com/tidemark/tidemark/services/amm/service"
-	"github.com/tidemark/tidemark/tools/loadgen"
 )
 
 // The AMM benchmarks' data: 30 days of per-slot states (one every 400 ms, as the chain makes slots)
@@ -354,39 +353,17 @@ func BenchmarkAMMREST(b *testing.B) {
 				_, _ = w.Write(body)
 			}))
 			var seq atomic.Int64
-			scenarios := []struct {
-				name string
-				url  func(int) string
-			}{
-				{"bare handler, the same rows from memory", func(int) string { return bare.URL + "/" }},
-				{"amm bidAskPrice, every request its own read", func(int) string {
+			runs := compareREST(b, win.name+", ", []restScenario{
+				{name: "bare handler, the same rows from memory", url: func(int) string { return bare.URL + "/" }},
+				{name: "amm bidAskPrice, every request its own read", url: func(int) string {
 					return path + "&n=" + strconv.FormatInt(seq.Add(1), 10)
 				}},
-			}
-			best := make([]loadgen.Result, len(scenarios))
-			var worstP99 time.Duration
-			for range restRounds {
-				for i, sc := range scenarios {
-					res, err := loadgen.Run(context.Background(), loadgen.Config{
-						Concurrency: restConcurrency, Warmup: 2 * time.Second, Duration: 10 * time.Second, URL: sc.url,
-					})
-					if err != nil {
-						b.Fatalf("%s: %v", sc.name, err)
-					}
-					b.Logf("%s, %-44s %s", win.name, sc.name, res)
-					if res.RPS > best[i].RPS {
-						best[i] = res
-					}
-					if i == 1 {
-						worstP99 = max(worstP99, res.P99)
-					}
-				}
-			}
+			}, nil)
 			bare.Close()
-			ratio := best[1].RPS / best[0].RPS
+			ratio := runs[1].best.RPS / runs[0].best.RPS
 			b.Logf("RESULT amm %s: 11000 samples of bidAskPrice (%d bytes), every request its own read, %d connections: "+
 				"%.0f req/s against the bare handler's %.0f: %.2f, p99 %s (worst round; target < 50 ms)",
-				win.name, len(body), restConcurrency, best[1].RPS, best[0].RPS, ratio, worstP99)
+				win.name, len(body), restConcurrency, runs[1].best.RPS, runs[0].best.RPS, ratio, runs[1].worstP99)
 		}
 	}
 }

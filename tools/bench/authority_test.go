@@ -75,51 +75,30 @@ func BenchmarkAuthoritySnapshotsOverview(b *testing.B) {
 				w.Header().Set("Content-Type", "application/json")
 				_, _ = w.Write(answer)
 			}))
-			scenarios := []struct {
-				name string
-				url  func(int) string
-			}{
-				{"bare handler, same JSON from memory", func(int) string { return bare.URL + "/" }},
-				{"overview, every request its own read", func(int) string {
+			runs := compareREST(b, fmt.Sprintf("days=%-3d ", days), []restScenario{
+				{name: "bare handler, same JSON from memory", url: func(int) string { return bare.URL + "/" }},
+				{name: "overview, every request its own read", url: func(int) string {
 					return srv.URL + path + "&n=" + strconv.FormatInt(seq.Add(1), 10)
 				}},
-			}
-			best := make([]loadgen.Result, len(scenarios))
-			var worstP99 time.Duration
-			for range restRounds {
-				for i, sc := range scenarios {
-					pg0, self0 := postgresCPU(), processCPU()
-					res, err := loadgen.Run(context.Background(), loadgen.Config{
-						Concurrency: restConcurrency, Warmup: 2 * time.Second, Duration: 10 * time.Second, URL: sc.url,
-					})
-					if err != nil {
-						b.Fatalf("%s: %v", sc.name, err)
-					}
-					if res.Errors > 0 {
-						b.Fatalf("%s: %d errors", sc.name, res.Errors)
-					}
+			}, func(int, int) func(loadgen.Result) string {
+				pg0, self0 := postgresCPU(), processCPU()
+				return func(res loadgen.Result) string {
 					// CPU per answer, warm-up included in both the time and the count it is divided by.
 					answers := float64(res.Requests) * (12.0 / 10.0)
 					pgCPU, self := postgresCPU().since(pg0), processCPU()-self0
-					b.Logf("days=%-3d %-40s %s; CPU per answer: Postgres %.2f ms, this process %.2f ms (the load generator's share included)",
-						days, sc.name, res, float64(pgCPU.run.Microseconds())/1000/answers, float64(self.Microseconds())/1000/answers)
-					if res.RPS > best[i].RPS {
-						best[i] = res
-					}
-					if i == 1 {
-						worstP99 = max(worstP99, res.P99)
-					}
+					return fmt.Sprintf("; CPU per answer: Postgres %.2f ms, this process %.2f ms (the load generator's share included)",
+						float64(pgCPU.run.Microseconds())/1000/answers, float64(self.Microseconds())/1000/answers)
 				}
-			}
+			})
 			bare.Close()
-			ratio := best[1].RPS / best[0].RPS
+			ratio := runs[1].best.RPS / runs[0].best.RPS
 			suffix := "_days" + strconv.Itoa(days)
-			b.ReportMetric(float64(worstP99.Microseconds())/1000, "p99_ms"+suffix)
-			b.ReportMetric(best[1].RPS, "req/s"+suffix)
+			b.ReportMetric(float64(runs[1].worstP99.Microseconds())/1000, "p99_ms"+suffix)
+			b.ReportMetric(runs[1].best.RPS, "req/s"+suffix)
 			b.ReportMetric(ratio, "ratio"+suffix)
 			b.Logf("RESULT authority: snapshots overview days=%d of a wallet with %d subaccounts and %d hourly snapshots (%d KB answers), "+
 				"%d connections, every request its own read: %.0f req/s against the bare handler's %.0f: %.2f, p99 %s (worst round; target < 20 ms)",
-				days, overviewAccounts, n, len(answer)/1024, restConcurrency, best[1].RPS, best[0].RPS, ratio, worstP99)
+				days, overviewAccounts, n, len(answer)/1024, restConcurrency, runs[1].best.RPS, runs[0].best.RPS, ratio, runs[1].worstP99)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -31,6 +32,7 @@ import (
 	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/platform/pg/pglocal"
 	market "github.com/tidemark/tidemark/services/market/service"
+	"github.com/tidemark/tidemark/tools/loadgen"
 )
 
 var dataDir = flag.String("bench.data", "../../.data/bench", "folder of the benchmarks' PostgreSQL cluster (kept between runs)")
@@ -85,6 +87,60 @@ func database(b *testing.B, name string, fresh bool) *pgxpool.Pool {
 	}
 	b.Cleanup(pool.Close)
 	return pool
+}
+
+// restScenario is one load of a REST comparison: the URL and headers of the n-th request.
+type restScenario struct {
+	name   string
+	url    func(n int) string
+	header func(n int) http.Header // nil: none
+}
+
+// restRun is what a scenario did over the rounds: its best run by throughput (what a neighbour's
+// burst cannot lower), and the worst and best p99 of its runs.
+type restRun struct {
+	best              loadgen.Result
+	worstP99, bestP99 time.Duration
+}
+
+// compareREST runs the scenarios in turn, restRounds times over (restConcurrency connections, 2 s
+// of warm-up, 10 s measured), and fails on a request that fails. Each run is logged after label, with
+// what measure adds: measure(i, round), when not nil, is called as run i of round starts and returns
+// what to say of it once it ends (the CPU it took, say).
+func compareREST(b *testing.B, label string, scenarios []restScenario, measure func(i, round int) func(loadgen.Result) string) []restRun {
+	b.Helper()
+	runs := make([]restRun, len(scenarios))
+	for round := range restRounds {
+		for i, sc := range scenarios {
+			var done func(loadgen.Result) string
+			if measure != nil {
+				done = measure(i, round)
+			}
+			res, err := loadgen.Run(context.Background(), loadgen.Config{
+				Concurrency: restConcurrency, Warmup: 2 * time.Second, Duration: 10 * time.Second, URL: sc.url, Header: sc.header,
+			})
+			var extra string
+			if done != nil {
+				extra = done(res)
+			}
+			if err != nil {
+				b.Fatalf("%s: %v", sc.name, err)
+			}
+			if res.Errors > 0 {
+				b.Fatalf("%s: %d errors", sc.name, res.Errors)
+			}
+			b.Logf("%s%-60s %s%s", label, sc.name, res, extra)
+			r := &runs[i]
+			if res.RPS > r.best.RPS {
+				r.best = res
+			}
+			r.worstP99 = max(r.worstP99, res.P99)
+			if r.bestP99 == 0 || res.P99 < r.bestP99 {
+				r.bestP99 = res.P99
+			}
+		}
+	}
+	return runs
 }
 
 // minFree is the free space a dataset chunk may start with: a chunk writes about a gigabyte, and a

@@ -116,56 +116,41 @@ func BenchmarkNotificationsFeed(b *testing.B) {
 			_, _ = w.Write(firstPage)
 		}))
 		defer bare.Close()
-		scenarios := []struct{ name, url string }{
-			{"bare handler, signature verified, page from memory", bare.URL + "/notifications"},
-			{"notifications feed, first page, signature recorded", srv.URL + "/notifications"},
-		}
-		best := make([]loadgen.Result, len(scenarios))
-		var worstP99 time.Duration
-		for round := range restRounds {
-			for i, sc := range scenarios {
-				if i == 0 {
-					// Each bare run starts with an empty replay record: kept across rounds, hundreds
-					// of thousands of signatures would stay in this process' heap, for the collector to
-					// mark during the service's rounds too.
-					baseline.Signatures = &memorySignatures{}
-				}
-				stopProfile := func() {}
-				if *notifyProfile != "" && i == 1 && round == restRounds-1 {
-					stopProfile = startCPUProfile(b, *notifyProfile)
-				}
-				pg0 := postgresCPU()
-				res, err := loadgen.Run(context.Background(), loadgen.Config{
-					Concurrency: restConcurrency, Warmup: 2 * time.Second, Duration: 10 * time.Second,
-					URL: func(int) string { return sc.url }, Header: signed,
-				})
+		bareURL, feedURL := bare.URL+"/notifications", srv.URL+"/notifications"
+		runs := compareREST(b, "", []restScenario{
+			{name: "bare handler, signature verified, page from memory", url: func(int) string { return bareURL }, header: signed},
+			{name: "notifications feed, first page, signature recorded", url: func(int) string { return feedURL }, header: signed},
+		}, func(i, round int) func(loadgen.Result) string {
+			if i == 0 {
+				// Each bare run starts with an empty replay record: kept across rounds, hundreds of
+				// thousands of signatures would stay in this process' heap, for the collector to mark
+				// during the service's rounds too.
+				baseline.Signatures = &memorySignatures{}
+			}
+			stopProfile := func() {}
+			if *notifyProfile != "" && i == 1 && round == restRounds-1 {
+				stopProfile = startCPUProfile(b, *notifyProfile)
+			}
+			pg0 := postgresCPU()
+			return func(loadgen.Result) string {
 				cpu := postgresCPU().since(pg0)
 				stopProfile()
-				if err != nil {
-					b.Fatalf("%s: %v", sc.name, err)
-				}
-				b.Logf("%-52s %s; Postgres %s", sc.name, res, cpu)
-				if res.RPS > best[i].RPS {
-					best[i] = res
-				}
-				if i == 1 {
-					worstP99 = max(worstP99, res.P99)
-				}
+				return fmt.Sprintf("; Postgres %s", cpu)
 			}
-		}
+		})
 		var used int
 		if err := pool.QueryRow(ctx, "SELECT count(*) FROM notify.used_signatures").Scan(&used); err != nil {
 			b.Fatal(err)
 		}
-		ratio := best[1].RPS / best[0].RPS
-		b.ReportMetric(best[0].RPS, "bare_req/s")
-		b.ReportMetric(best[1].RPS, "notify_feed_req/s")
+		ratio := runs[1].best.RPS / runs[0].best.RPS
+		b.ReportMetric(runs[0].best.RPS, "bare_req/s")
+		b.ReportMetric(runs[1].best.RPS, "notify_feed_req/s")
 		b.ReportMetric(ratio, "solo_ratio")
-		b.ReportMetric(float64(worstP99.Microseconds())/1000, "p99_ms")
+		b.ReportMetric(float64(runs[1].worstP99.Microseconds())/1000, "p99_ms")
 		b.Logf("RESULT notify: first page of one wallet's feed over %d notifications, every request freshly signed, "+
 			"verified and its signature recorded (%d recorded), %d connections: %.0f req/s against the bare handler's %.0f "+
 			"(same verification, replay record in memory, page from memory): %.2f (target >= 0.5), p99 %s (worst round; target < 10 ms)",
-			notifyWallets*notifyPerWallet, used, restConcurrency, best[1].RPS, best[0].RPS, ratio, worstP99)
+			notifyWallets*notifyPerWallet, used, restConcurrency, runs[1].best.RPS, runs[0].best.RPS, ratio, runs[1].worstP99)
 	}
 }
 

@@ -20,7 +20,6 @@ import (
 	"github.com/tidemark/tidemark/services/stats"
 	statspg "github.com/tidemark/tidemark/services/stats/postgres"
 	statsservice "github.com/tidemark/tidemark/services/stats/service"
-	"github.com/tidemark/tidemark/tools/loadgen"
 	"github.com/tidemark/tidemark/tools/sim"
 )
 
@@ -243,51 +242,25 @@ func BenchmarkStatsREST(b *testing.B) {
 		}
 		const markets, board = "/stats/markets", "/stats/leaderboard?sort=volume"
 		bareMarkets, bareBoard := bareOf(markets), bareOf(board)
-		scenarios := []struct {
-			name string
-			url  func(int) string
-		}{
-			{"bare handler, the same market summaries from memory", func(int) string { return bareMarkets.URL + "/" }},
-			{"/stats/markets, every request its own read", unique(markets)},
-			{"bare handler, the same leaderboard page from memory", func(int) string { return bareBoard.URL + "/" }},
-			{"volume leaderboard, first page of 100, every request its own read", unique(board)},
-		}
-		best := make([]loadgen.Result, len(scenarios))
-		worstP99, bestP99 := make([]time.Duration, len(scenarios)), make([]time.Duration, len(scenarios))
-		for range restRounds {
-			for i, sc := range scenarios {
-				res, err := loadgen.Run(context.Background(), loadgen.Config{
-					Concurrency: restConcurrency, Warmup: 2 * time.Second, Duration: 10 * time.Second, URL: sc.url,
-				})
-				if err != nil {
-					b.Fatalf("%s: %v", sc.name, err)
-				}
-				if res.Errors > 0 {
-					b.Fatalf("%s: %d errors", sc.name, res.Errors)
-				}
-				b.Logf("%-66s %s", sc.name, res)
-				if res.RPS > best[i].RPS {
-					best[i] = res
-				}
-				worstP99[i] = max(worstP99[i], res.P99)
-				if bestP99[i] == 0 || res.P99 < bestP99[i] {
-					bestP99[i] = res.P99
-				}
-			}
-		}
+		runs := compareREST(b, "", []restScenario{
+			{name: "bare handler, the same market summaries from memory", url: func(int) string { return bareMarkets.URL + "/" }},
+			{name: "/stats/markets, every request its own read", url: unique(markets)},
+			{name: "bare handler, the same leaderboard page from memory", url: func(int) string { return bareBoard.URL + "/" }},
+			{name: "volume leaderboard, first page of 100, every request its own read", url: unique(board)},
+		}, nil)
 		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-		b.ReportMetric(best[1].RPS/best[0].RPS, "markets_ratio")
-		b.ReportMetric(ms(worstP99[1]), "markets_p99_ms")
-		b.ReportMetric(ms(bestP99[1]), "markets_best_p99_ms")
-		b.ReportMetric(best[3].RPS/best[2].RPS, "leaderboard_ratio")
-		b.ReportMetric(ms(worstP99[3]), "leaderboard_p99_ms")
-		b.ReportMetric(ms(bestP99[3]), "leaderboard_best_p99_ms")
+		b.ReportMetric(runs[1].best.RPS/runs[0].best.RPS, "markets_ratio")
+		b.ReportMetric(ms(runs[1].worstP99), "markets_p99_ms")
+		b.ReportMetric(ms(runs[1].bestP99), "markets_best_p99_ms")
+		b.ReportMetric(runs[3].best.RPS/runs[2].best.RPS, "leaderboard_ratio")
+		b.ReportMetric(ms(runs[3].worstP99), "leaderboard_p99_ms")
+		b.ReportMetric(ms(runs[3].bestP99), "leaderboard_best_p99_ms")
 		// A neighbour's burst moves the bare handler's p99 as much as the service's: the best and the
 		// worst round are both given, each beside the bare handler's of the same round's kind.
 		b.Logf("RESULT stats: over %d fills of %d wallets, %d connections, every request its own read: /stats/markets %.0f req/s "+
 			"(%.2f of the bare handler's %.0f), p99 %s best round, %s worst (bare %s, %s); volume leaderboard page %.0f req/s "+
 			"(%.2f of %.0f), p99 %s best round, %s worst (bare %s, %s); target p99 < 10 ms", statsRows, statsWallets, restConcurrency,
-			best[1].RPS, best[1].RPS/best[0].RPS, best[0].RPS, bestP99[1], worstP99[1], bestP99[0], worstP99[0],
-			best[3].RPS, best[3].RPS/best[2].RPS, best[2].RPS, bestP99[3], worstP99[3], bestP99[2], worstP99[2])
+			runs[1].best.RPS, runs[1].best.RPS/runs[0].best.RPS, runs[0].best.RPS, runs[1].bestP99, runs[1].worstP99, runs[0].bestP99, runs[0].worstP99,
+			runs[3].best.RPS, runs[3].best.RPS/runs[2].best.RPS, runs[2].best.RPS, runs[3].bestP99, runs[3].worstP99, runs[2].bestP99, runs[2].worstP99)
 	}
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/tidemark/tidemark/platform/kit"
 	user "github.com/tidemark/tidemark/services/user/service"
-	"github.com/tidemark/tidemark/tools/loadgen"
 )
 
 const (
@@ -111,41 +110,19 @@ func BenchmarkUserTradesREST(b *testing.B) {
 		}))
 		defer bare.Close()
 		var seq atomic.Int64
-		scenarios := []struct {
-			name string
-			url  func(int) string
-		}{
-			{"bare handler, same 20 records from memory", func(int) string { return bare.URL + "/" }},
-			{"user trades, first page, every request its own read", func(int) string {
+		runs := compareREST(b, "", []restScenario{
+			{name: "bare handler, same 20 records from memory", url: func(int) string { return bare.URL + "/" }},
+			{name: "user trades, first page, every request its own read", url: func(int) string {
 				return srv.URL + "/user/" + account + "/trades?n=" + strconv.FormatInt(seq.Add(1), 10)
 			}},
-		}
-		best := make([]loadgen.Result, len(scenarios))
-		var worstP99 time.Duration
-		for range restRounds {
-			for i, sc := range scenarios {
-				res, err := loadgen.Run(context.Background(), loadgen.Config{
-					Concurrency: restConcurrency, Warmup: 2 * time.Second, Duration: 10 * time.Second, URL: sc.url,
-				})
-				if err != nil {
-					b.Fatalf("%s: %v", sc.name, err)
-				}
-				b.Logf("%-52s %s", sc.name, res)
-				if res.RPS > best[i].RPS {
-					best[i] = res
-				}
-				if i == 1 {
-					worstP99 = max(worstP99, res.P99)
-				}
-			}
-		}
-		ratio := best[1].RPS / best[0].RPS
-		b.ReportMetric(best[0].RPS, "bare_req/s")
-		b.ReportMetric(best[1].RPS, "user_trades_req/s")
+		}, nil)
+		ratio := runs[1].best.RPS / runs[0].best.RPS
+		b.ReportMetric(runs[0].best.RPS, "bare_req/s")
+		b.ReportMetric(runs[1].best.RPS, "user_trades_req/s")
 		b.ReportMetric(ratio, "solo_ratio")
-		b.ReportMetric(float64(worstP99.Microseconds())/1000, "p99_ms")
+		b.ReportMetric(float64(runs[1].worstP99.Microseconds())/1000, "p99_ms")
 		b.Logf("RESULT user: first page of one account's trades over %d rows, every request its own read, %d connections: "+
 			"%.0f req/s against the bare handler's %.0f: %.2f (target >= 0.3), p99 %s (worst round; target < 10 ms)",
-			userRows, restConcurrency, best[1].RPS, best[0].RPS, ratio, worstP99)
+			userRows, restConcurrency, runs[1].best.RPS, runs[0].best.RPS, ratio, runs[1].worstP99)
 	}
 }
