@@ -25,6 +25,7 @@ import (
 	"github.com/tidemark/tidemark/platform/objstore"
 	"github.com/tidemark/tidemark/platform/pg/pglocal"
 	"github.com/tidemark/tidemark/platform/pg/pgtest"
+	"github.com/tidemark/tidemark/services/authority"
 	"github.com/tidemark/tidemark/services/authority/service"
 )
 
@@ -237,25 +238,9 @@ func (s *stack) createExport(t *testing.T, authority, body string) exportCreated
 	return c
 }
 
-// exportRecord is an export job as the API lists it.
-type exportRecord struct {
-	RequestID      string   `json:"requestId"`
-	Status         string   `json:"status"`
-	FileType       string   `json:"fileType"`
-	From           int64    `json:"from"`
-	To             int64    `json:"to"`
-	UserPublicKeys []string `json:"userPublicKeys"`
-	Market         *string  `json:"market"`
-	CreatedAt      int64    `json:"createdAt"`
-	CompletedAt    *int64   `json:"completedAt"`
-	RecordCount    *int64   `json:"recordCount"`
-	ErrorReason    *string  `json:"errorReason"`
-	DownloadURL    *string  `json:"downloadUrl"`
-}
-
 type exportPage struct {
-	Success bool           `json:"success"`
-	Records []exportRecord `json:"records"`
+	Success bool               `json:"success"`
+	Records []authority.Record `json:"records"`
 	Meta    struct {
 		NextPage *string `json:"nextPage"`
 	} `json:"meta"`
@@ -269,11 +254,11 @@ func (s *stack) exports(t *testing.T, authority, query string) exportPage {
 }
 
 // waitStatus polls the list until the job requestID has status, and returns its record.
-func (s *stack) waitStatus(t *testing.T, authority, requestID, status string) exportRecord {
+func (s *stack) waitStatus(t *testing.T, wallet, requestID, status string) authority.Record {
 	t.Helper()
-	var got exportRecord
+	var got authority.Record
 	kittest.Eventually(t, 60*time.Second, requestID+" "+status, func() bool {
-		for _, r := range s.exports(t, authority, "").Records {
+		for _, r := range s.exports(t, wallet, "").Records {
 			if r.RequestID == requestID {
 				got = r
 				if r.Status == "failed" && status != "failed" {

@@ -25,6 +25,7 @@ import (
 	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/platform/objstore"
 	"github.com/tidemark/tidemark/platform/objstore/miniotest"
+	"github.com/tidemark/tidemark/services/authority"
 	"github.com/tidemark/tidemark/services/authority/service"
 	market "github.com/tidemark/tidemark/services/market/service"
 	user "github.com/tidemark/tidemark/services/user/service"
@@ -229,7 +230,7 @@ func TestStatusOfEveryPhase(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.fileType, func(t *testing.T) {
-			var r exportRecord
+			var r authority.Record
 			for _, rec := range list.Records {
 				if rec.RequestID == ids[tc.fileType] {
 					r = rec
