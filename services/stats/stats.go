@@ -12,11 +12,11 @@ package stats
 import (
 	"context"
 	"encoding/json"
-	"github.com/tidemark/tidemark/platform/series"
 	"math/big"
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/fault"
+	"github.com/tidemark/tidemark/platform/series"
 )
 
 // Store reads the stats schema. Implementations are safe for concurrent use.

@@ -4,7 +4,6 @@ package http
 
 import (
 	"encoding/json"
-	"github.com/tidemark/tidemark/platform/series"
 	"math/big"
 	nethttp "net/http"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/fault"
 	"github.com/tidemark/tidemark/platform/httpapi"
+	"github.com/tidemark/tidemark/platform/series"
 	"github.com/tidemark/tidemark/services/stats"
 )
 

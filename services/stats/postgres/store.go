@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tidemark/tidemark/platform/series"
 	"math/big"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/fault"
 	"github.com/tidemark/tidemark/platform/markets"
+	"github.com/tidemark/tidemark/platform/series"
 	"github.com/tidemark/tidemark/services/stats"
 )
 

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tidemark/tidemark/platform/app"
 	"log/slog"
 	"runtime"
 	"slices"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/tidemark/tidemark/platform/app"
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/services/market"
 	"github.com/tidemark/tidemark/services/ws"
