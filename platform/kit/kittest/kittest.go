@@ -404,6 +404,30 @@ func (s *Stack) storedOffsets(t testing.TB, inst *kit.Instance, topic string) ma
 	return out
 }
 
+// WaitReplayed waits until the stack's consumers have skipped at least n messages as stored before
+// (tidemark_ingest_replayed_total). After a Restart with rewind, it tells when every message consumed
+// before the crash has been read again, which the stored offsets, not rewound, cannot; the count
+// moves after the offsets do, so it is waited on, not read once.
+func (s *Stack) WaitReplayed(t testing.TB, n int) {
+	t.Helper()
+	replayed := func() float64 {
+		mfs, err := s.Registry.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum float64
+		for _, mf := range mfs {
+			if mf.GetName() == "tidemark_ingest_replayed_total" {
+				for _, m := range mf.GetMetric() {
+					sum += m.GetCounter().GetValue()
+				}
+			}
+		}
+		return sum
+	}
+	Eventually(t, 30*time.Second, fmt.Sprintf("%d messages skipped as stored", n), func() bool { return replayed() >= float64(n) })
+}
+
 // DLQReasons reads n messages of topic's dead-letter topic and returns the reasons they carry.
 func (s *Stack) DLQReasons(t testing.TB, topic string, n int) []string {
 	t.Helper()

@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	kafkago "github.com/segmentio/kafka-go"
 
@@ -81,24 +80,7 @@ func TestIngestRules(t *testing.T) {
 	}
 	// The stored offsets were not rewound, so they cannot tell when the other topics' messages have
 	// been read again: the count of those skipped as stored does.
-	replayed := func() float64 {
-		mfs, err := s.Registry.Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := 0.0
-		for _, mf := range mfs {
-			if mf.GetName() == "tidemark_ingest_replayed_total" {
-				for _, m := range mf.GetMetric() {
-					n += m.GetCounter().GetValue()
-				}
-			}
-		}
-		return n
-	}
-	kittest.Eventually(t, 30*time.Second, "every message produced before the crash skipped as stored", func() bool {
-		return replayed() >= float64(3*len(seedMsgs))
-	})
+	s.WaitReplayed(t, 3*len(seedMsgs))
 	if after := counts(t, s); after["fills"] != before["fills"]+2 {
 		t.Fatalf("after the replay: %d fill rows, want %d", after["fills"], before["fills"]+2)
 	}
