@@ -196,6 +196,7 @@ func ammCopy(b *testing.B, pool *pgxpool.Pool, start int64, writerOf []int, writ
 	ctx := context.Background()
 	table := ammpg.RawTable("amm")
 	errs := make([]error, writers)
+	collect()
 	var wg sync.WaitGroup
 	pg0 := postgresCPU()
 	t0 := time.Now()

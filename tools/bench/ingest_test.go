@@ -239,6 +239,7 @@ func copyStreams(b *testing.B, pool *pgxpool.Pool, c ingestCase, streams [][][]a
 	b.Helper()
 	ctx := context.Background()
 	w := len(streams)
+	collect()
 	conns := make([]*pgxpool.Conn, w)
 	for i := range conns {
 		conn, err := pool.Acquire(ctx)
@@ -288,6 +289,7 @@ func ingestWith(b *testing.B, pool *pgxpool.Pool, broker *kafka.Embedded, c inge
 	if *ingestProfile != "" && round == ingestRounds {
 		defer startCPUProfile(b, *ingestProfile+"."+c.name)()
 	}
+	collect()
 	pg0 := postgresCPU()
 	self0, faults0 := processUsage()
 	runCtx, stop := context.WithCancel(ctx)
@@ -329,6 +331,13 @@ func ingestWith(b *testing.B, pool *pgxpool.Pool, broker *kafka.Embedded, c inge
 	return ingestRun{faults: faults - faults0, rate: float64(total) / end.Sub(start).Seconds(), joined: float64(total) / end.Sub(joinedAt).Seconds(),
 		join: joinedAt.Sub(start), cpu: postgresCPU().since(pg0), self: self - self0}
 }
+
+// collect runs the collector before a phase is timed, so that no phase pays for the garbage of the
+// one before. This process's heap holds gigabytes of benchmark data (the messages, the baseline's
+// rows, the embedded broker's log), which puts the collector's goal gigabytes above it: between two
+// of its rare collections each phase's allocations would walk fresh pages, hundreds of thousands of
+// page faults, where a service's own heap reuses what it freed.
+func collect() { runtime.GC() }
 
 // phaseConns is how many connections a phase with w writers holds at once: the ingest's writers, its
 // publisher and readiness check, and the benchmark's progress query. The CPU figures count the
