@@ -79,8 +79,10 @@ func CallerOf(ctx context.Context) (c Caller, ok bool) {
 
 // Signatures records the signatures accepted, shared by every replica of the service.
 type Signatures interface {
-	// UseSignature records sig as used until expires (unix seconds); false when it was already.
-	UseSignature(ctx context.Context, sig []byte, expires int64) (bool, error)
+	// UseSignature records sig, the signature of a message signed at signedAt (its ts in unix
+	// seconds, rounded down), as used until expires (unix seconds); false when it was already. A
+	// signature verifies for one message only, so it always comes with the same signedAt.
+	UseSignature(ctx context.Context, sig []byte, signedAt, expires int64) (bool, error)
 }
 
 // Accounts tells who owns an account and who its delegate is, as protocol.new-users says.
@@ -154,7 +156,7 @@ func (v *Verifier) Verify(ctx context.Context, wallet, signature, message string
 	}
 	// Once ts has left the window the signature is refused by the clock alone, so its record can go
 	// then (with a minute to spare for replicas whose clocks differ a little).
-	fresh, err := v.Signatures.UseSignature(ctx, sig, int64(math.Ceil(m.Ts+window))+60)
+	fresh, err := v.Signatures.UseSignature(ctx, sig, int64(math.Floor(m.Ts)), int64(math.Ceil(m.Ts+window))+60)
 	if err != nil {
 		return Caller{}, fmt.Errorf("record the signature: %w", err)
 	}

@@ -42,7 +42,7 @@ func walletAddress(k ed25519.PrivateKey) string {
 // memorySignatures is the replay record of the baseline: a map in memory.
 type memorySignatures struct{ seen sync.Map }
 
-func (m *memorySignatures) UseSignature(_ context.Context, sig []byte, _ int64) (bool, error) {
+func (m *memorySignatures) UseSignature(_ context.Context, sig []byte, _, _ int64) (bool, error) {
 	_, loaded := m.seen.LoadOrStore(string(sig), true)
 	return !loaded, nil
 }

@@ -22,9 +22,10 @@ type signatureRecorder struct {
 }
 
 type signatureUse struct {
-	sig     []byte
-	expires int64
-	done    chan signatureResult // buffered: the flusher never waits on a request that left
+	sig      []byte
+	signedAt int64
+	expires  int64
+	done     chan signatureResult // buffered: the flusher never waits on a request that left
 }
 
 type signatureResult struct {
@@ -36,9 +37,9 @@ type signatureResult struct {
 // can end it.
 const flushTimeout = 10 * time.Second
 
-// use records sig until expires and reports whether it was new.
-func (r *signatureRecorder) use(ctx context.Context, sig []byte, expires int64) (bool, error) {
-	u := &signatureUse{sig: sig, expires: expires, done: make(chan signatureResult, 1)}
+// use records sig, signed at signedAt, until expires and reports whether it was new.
+func (r *signatureRecorder) use(ctx context.Context, sig []byte, signedAt, expires int64) (bool, error) {
+	u := &signatureUse{sig: sig, signedAt: signedAt, expires: expires, done: make(chan signatureResult, 1)}
 	r.mu.Lock()
 	r.queue = append(r.queue, u)
 	if !r.running {
@@ -75,19 +76,19 @@ func (r *signatureRecorder) flushAll() {
 // first is the fresh one.
 func (r *signatureRecorder) flush(batch []*signatureUse) {
 	first := make(map[string]*signatureUse, len(batch))
-	sigs, expires := make([][]byte, 0, len(batch)), make([]int64, 0, len(batch))
+	sigs, signedAt, expires := make([][]byte, 0, len(batch)), make([]int64, 0, len(batch)), make([]int64, 0, len(batch))
 	for _, u := range batch {
 		if _, seen := first[string(u.sig)]; seen {
 			continue
 		}
 		first[string(u.sig)] = u
-		sigs, expires = append(sigs, u.sig), append(expires, u.expires)
+		sigs, signedAt, expires = append(sigs, u.sig), append(signedAt, u.signedAt), append(expires, u.expires)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 	defer cancel()
 	fresh := make(map[string]bool, len(sigs))
-	rows, err := r.pool.Query(ctx, `INSERT INTO `+r.table+` (signature, expires_at)
-		SELECT * FROM unnest($1::bytea[], $2::bigint[]) ON CONFLICT DO NOTHING RETURNING signature`, sigs, expires)
+	rows, err := r.pool.Query(ctx, `INSERT INTO `+r.table+` (signed_at, signature, expires_at)
+		SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::bigint[]) ON CONFLICT DO NOTHING RETURNING signature`, signedAt, sigs, expires)
 	if err == nil {
 		var sig []byte
 		for rows.Next() {

@@ -204,10 +204,10 @@ func (s *Store) RemoveDevice(ctx context.Context, authority, deviceID string) er
 	return nil
 }
 
-// UseSignature records sig until expires; false when it is recorded already. Concurrent requests'
-// signatures are recorded together (see signatureRecorder).
-func (s *Store) UseSignature(ctx context.Context, sig []byte, expires int64) (bool, error) {
-	return s.sigs.use(ctx, sig, expires)
+// UseSignature records sig, signed at signedAt, until expires; false when it is recorded already.
+// Concurrent requests' signatures are recorded together (see signatureRecorder).
+func (s *Store) UseSignature(ctx context.Context, sig []byte, signedAt, expires int64) (bool, error) {
+	return s.sigs.use(ctx, sig, signedAt, expires)
 }
 
 // AccountOwner returns account's authority and delegate.
@@ -239,9 +239,12 @@ func NewUpkeep(pool *pgxpool.Pool, in *Ingest, now func() time.Time) *Upkeep {
 }
 
 // PruneSignatures deletes the signatures whose messages have left the clock window; it returns how
-// many.
-func (u *Upkeep) PruneSignatures(ctx context.Context) (int64, error) {
-	tag, err := u.pool.Exec(ctx, `DELETE FROM `+u.ingest.q.signatures+` WHERE expires_at < $1`, u.now().Unix())
+// many. The records signed more than window before now are the ones it reads (the key's first
+// pages); each goes once its own expires_at has passed.
+func (u *Upkeep) PruneSignatures(ctx context.Context, window time.Duration) (int64, error) {
+	now := u.now().Unix()
+	tag, err := u.pool.Exec(ctx, `DELETE FROM `+u.ingest.q.signatures+` WHERE signed_at < $1 AND expires_at < $2`,
+		now-int64(window/time.Second), now)
 	if err != nil {
 		return 0, fmt.Errorf("prune used signatures: %w", err)
 	}

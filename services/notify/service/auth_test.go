@@ -6,19 +6,25 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"io/fs"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kit"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
+	"github.com/tidemark/tidemark/platform/pg"
+	"github.com/tidemark/tidemark/platform/pg/pgtest"
 	"github.com/tidemark/tidemark/services/notify"
+	"github.com/tidemark/tidemark/services/notify/postgres"
 	"github.com/tidemark/tidemark/services/notify/service"
 )
 
@@ -210,6 +216,65 @@ func TestReplayAcrossReplicas(t *testing.T) {
 	}
 }
 
+// TestSignaturePruning: a used signature's record stays until its message has left the clock window
+// (with the minute to spare), so that a replay within the window is refused whenever the pruning
+// runs; a replica pruning with a narrower window keeps the records that a wider one still needs.
+func TestSignaturePruning(t *testing.T) {
+	h := start(t)
+	ctx := context.Background()
+	upkeep := postgres.NewUpkeep(h.Pool, postgres.NewIngest("notify", postgres.IngestConfig{}, h.clock.Now), h.clock.Now)
+	now := kittest.DefaultNow.Add(41 * time.Second)
+	h.clock.set(now)
+	window := int64(notify.DefaultWindow / time.Second)
+	// A whole ts and one within its second: kept until ceil(ts + window) + 60, that is now+360 and
+	// now+361 (a record goes once that has passed).
+	base := h.Count(t, "notify.used_signatures")
+	var signed []notify.SignedHeaders
+	for _, ts := range []float64{float64(now.Unix()), float64(now.Unix()) + 0.5} {
+		m := h.message(alice)
+		m.Ts = ts
+		hdr := sign(t, alice, m, notify.Base58)
+		if rec := h.do(t, http.MethodGet, "/notifications", nil, &hdr); rec.Code != http.StatusOK {
+			t.Fatalf("ts %.1f: %d %s", ts, rec.Code, rec.Body)
+		}
+		signed = append(signed, hdr)
+	}
+	prune := func(at int64, w time.Duration) int {
+		t.Helper()
+		h.clock.set(time.Unix(at, 0))
+		if _, err := upkeep.PruneSignatures(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+		return h.Count(t, "notify.used_signatures") - base
+	}
+	for _, tc := range []struct {
+		name   string
+		at     int64
+		window time.Duration
+		want   int
+	}{
+		{"within the window", now.Unix() + 10, notify.DefaultWindow, 2},
+		{"a replica with a window of 30 s, within this one's", now.Unix() + window, 30 * time.Second, 2},
+		{"the minute to spare", now.Unix() + window + 60, notify.DefaultWindow, 2},
+		{"the whole ts's record gone", now.Unix() + window + 61, notify.DefaultWindow, 1},
+		{"both gone", now.Unix() + window + 62, notify.DefaultWindow, 0},
+	} {
+		if got := prune(tc.at, tc.window); got != tc.want {
+			t.Fatalf("%s (now%+d): %d records left, want %d", tc.name, tc.at-now.Unix(), got, tc.want)
+		}
+		if tc.at-now.Unix() <= window {
+			// Still within the window: a replay is refused by the record.
+			h.clock.set(now)
+			for _, hdr := range signed {
+				rec := h.do(t, http.MethodGet, "/notifications", nil, &hdr)
+				if msg, _ := errorOf(t, rec); rec.Code != http.StatusUnauthorized || !strings.Contains(msg, "already used") {
+					t.Fatalf("%s: the replay answered %d %s", tc.name, rec.Code, rec.Body)
+				}
+			}
+		}
+	}
+}
+
 // TestDelegate: a delegate acts for the authority of the account it is the delegate of, and for no
 // other; a wallet that is not the account's delegate is refused 403.
 func TestDelegate(t *testing.T) {
@@ -396,5 +461,42 @@ func decode(t *testing.T, rec *httptest.ResponseRecorder, into any) {
 	t.Helper()
 	if err := json.Unmarshal(rec.Body.Bytes(), into); err != nil {
 		t.Fatalf("decode %s: %v", rec.Body, err)
+	}
+}
+
+// TestSignatureRecordMigration: the records kept before the replay record was keyed by time still
+// refuse their replays once migrated, for a whole ts and one within its second alike.
+func TestSignatureRecordMigration(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t, pgServer)
+	all := postgres.Migrations()
+	first, err := fs.ReadFile(all, "001_init.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pg.Migrate(ctx, pool, "notify", fstest.MapFS{"001_init.sql": {Data: first}}); err != nil {
+		t.Fatal(err)
+	}
+	// As the first layout recorded them: until ceil(ts + window) + 60.
+	window := notify.DefaultWindow.Seconds()
+	used := map[string]float64{"whole": 1_790_000_000, "within its second": 1_790_000_000.25}
+	for name, ts := range used {
+		if _, err := pool.Exec(ctx, `INSERT INTO notify.used_signatures (signature, expires_at) VALUES ($1, $2)`,
+			[]byte(name), int64(math.Ceil(ts+window))+60); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pg.Migrate(ctx, pool, "notify", all); err != nil {
+		t.Fatal(err)
+	}
+	store := postgres.NewStore(pool, "notify")
+	for name, ts := range used {
+		fresh, err := store.UseSignature(ctx, []byte(name), int64(math.Floor(ts)), int64(math.Ceil(ts+window))+60)
+		if err != nil || fresh {
+			t.Errorf("%s ts: the replay after the migration was taken as new (%v)", name, err)
+		}
+	}
+	if fresh, err := store.UseSignature(ctx, []byte("new"), 1_790_000_000, 1_790_000_360); err != nil || !fresh {
+		t.Errorf("a new signature after the migration: fresh %v (%v)", fresh, err)
 	}
 }

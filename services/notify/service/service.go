@@ -123,7 +123,7 @@ func Service(cfg Config) kit.Service {
 				Routes: func(api *httpapi.API) { notifyhttp.Routes(api, store, v) },
 				Jobs: []kit.Job{
 					{Name: "signature pruning", Run: every(pruneEvery, d, func(ctx context.Context) error {
-						_, err := upkeep.PruneSignatures(ctx)
+						_, err := upkeep.PruneSignatures(ctx, c.AuthWindow)
 						return err
 					})},
 					{Name: "pending delivery", Run: every(pendingEvery, d, func(ctx context.Context) error {
