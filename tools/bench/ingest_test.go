@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -202,11 +203,13 @@ func benchIngest(b *testing.B, c ingestCase, msgs []events.Message) {
 	runtime.GC()
 
 	var bestCopy, bestIngest float64
+	var paired []float64
 	for round := 1; round <= ingestRounds; round++ {
 		copyRate, copyCPU := copyStreams(b, pool, c, streams, total)
 		empty(b, pool, c.empty)
 		run := ingestWith(b, pool, broker, c, total, w, round)
 		bestCopy, bestIngest = max(bestCopy, copyRate), max(bestIngest, run.rate)
+		paired = append(paired, run.rate/copyRate)
 		b.Logf("%s round %d: %d concurrent raw COPYs %.0f fills/s (Postgres %s); ingest with %d writers %.0f fills/s (Postgres %s; "+
 			"this process on CPU %s, %.2f µs a fill, %d page faults), %.0f fills/s once joined (%s to join); ratio %.2f, %.2f once joined",
 			c.name, round, w, copyRate, copyCPU, w, run.rate, run.cpu, run.self.Round(time.Millisecond),
@@ -216,8 +219,16 @@ func benchIngest(b *testing.B, c ingestCase, msgs []events.Message) {
 	b.ReportMetric(bestCopy, "copy_fills/s")
 	b.ReportMetric(bestIngest, "ingest_fills/s")
 	b.ReportMetric(bestIngest/bestCopy, "ratio")
-	b.Logf("RESULT %s: %d fills (%d rows), best of %d rounds: %d raw COPY streams %.0f fills/s, ingest with %d writers %.0f fills/s: ratio %.2f (target >= 0.8)",
-		c.name, total, len(rows), ingestRounds, w, bestCopy, w, bestIngest, bestIngest/bestCopy)
+	b.Logf("RESULT %s: %d fills (%d rows), best of %d rounds: %d raw COPY streams %.0f fills/s, ingest with %d writers %.0f fills/s: ratio %.2f (target >= 0.8); %s",
+		c.name, total, len(rows), ingestRounds, w, bestCopy, w, bestIngest, bestIngest/bestCopy, spread(paired))
+}
+
+// spread describes the ratios of the rounds, each ingest against the baseline of its own round: how
+// far the machine's noise moves the headline.
+func spread(ratios []float64) string {
+	r := slices.Sorted(slices.Values(ratios))
+	median := (r[(len(r)-1)/2] + r[len(r)/2]) / 2
+	return fmt.Sprintf("the rounds' own ratios %.2f to %.2f, median %.2f", r[0], r[len(r)-1], median)
 }
 
 func empty(b *testing.B, pool *pgxpool.Pool, sql string) {
