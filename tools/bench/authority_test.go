@@ -28,6 +28,7 @@ import (
 	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/platform/objstore"
 	"github.com/tidemark/tidemark/platform/snapshots"
+	authorityapi "github.com/tidemark/tidemark/services/authority"
 	authority "github.com/tidemark/tidemark/services/authority/service"
 	"github.com/tidemark/tidemark/tools/devstack"
 	"github.com/tidemark/tidemark/tools/loadgen"
@@ -333,12 +334,7 @@ func BenchmarkExportCreation(b *testing.B) {
 			for i, w := range order {
 				waitFor(b, 5*time.Minute, "the export of "+w, func() bool {
 					var page struct {
-						Records []struct {
-							RequestID   string  `json:"requestId"`
-							Status      string  `json:"status"`
-							RecordCount *int64  `json:"recordCount"`
-							ErrorReason *string `json:"errorReason"`
-						} `json:"records"`
+						Records []authorityapi.Record `json:"records"`
 					}
 					if err := json.Unmarshal(fetch(b, base+"/authority/"+w+"/exports"), &page); err != nil {
 						b.Fatal(err)

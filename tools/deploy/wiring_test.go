@@ -36,6 +36,7 @@ import (
 	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/platform/objstore"
 	"github.com/tidemark/tidemark/platform/pg/pgtest"
+	authorityapi "github.com/tidemark/tidemark/services/authority"
 	"github.com/tidemark/tidemark/tools/deploy"
 	"github.com/tidemark/tidemark/tools/images"
 )
@@ -213,12 +214,7 @@ func TestWiringRunsForReal(t *testing.T) {
 	}
 	// The API lists it ready, with a download URL that serves the file.
 	var list struct {
-		Records []struct {
-			RequestID   string  `json:"requestId"`
-			Status      string  `json:"status"`
-			RecordCount *int64  `json:"recordCount"`
-			DownloadURL *string `json:"downloadUrl"`
-		} `json:"records"`
+		Records []authorityapi.Record `json:"records"`
 	}
 	code, body := get(authority.url("http") + "/authority/" + wallet + "/exports")
 	if err := json.Unmarshal([]byte(body), &list); code != 200 || err != nil || len(list.Records) != 1 {
