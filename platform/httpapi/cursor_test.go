@@ -1,7 +1,10 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/base64"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -154,5 +157,68 @@ func TestPaging(t *testing.T) {
 	r, _ := http.NewRequest(http.MethodGet, "/x", nil)
 	if after, err := httpapi.PageAfter[tradeCursor](a, r, scope); after != nil || err != nil {
 		t.Errorf("first page: %v, %v", after, err)
+	}
+}
+
+// TestRollingFrom: a page answered while it is read is the RawList of its first size records, and the
+// row beyond them gives the token of the last record kept, as NextPage's does; a failed read answers
+// as the handler's error would.
+func TestRollingFrom(t *testing.T) {
+	a := httpapi.New(httpapi.Options{PageKey: []byte("0123456789abcdef0123456789abcdef")})
+	const scope = "market/SOL-PERP/trades"
+	rows := []tradeCursor{{Ts: 5}, {Ts: 4}, {Ts: 3}}
+	var read []tradeCursor
+	a.Handle(http.MethodGet, "/rolling", func(*http.Request) (any, error) {
+		return httpapi.RollingFrom(a, scope, 2, 64, func(_ context.Context, each func(tradeCursor, []byte) error) error {
+			for _, c := range read {
+				if err := each(c, fmt.Appendf(nil, `{"ts":%d}`, c.Ts)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}), nil
+	})
+	a.Handle(http.MethodGet, "/failed", func(*http.Request) (any, error) {
+		return httpapi.RollingFrom(a, scope, 2, 64, func(context.Context, func(tradeCursor, []byte) error) error {
+			return fault.Errorf(fault.Invalid, "no such thing")
+		}), nil
+	})
+	srv := mustServe(t, a)
+	for _, tc := range []struct {
+		name    string
+		read    []tradeCursor
+		records string
+		next    bool
+	}{
+		{"a further page", rows, `[{"ts":5},{"ts":4}]`, true},
+		{"the last page, full", rows[:2], `[{"ts":5},{"ts":4}]`, false},
+		{"the last page, short", rows[:1], `[{"ts":5}]`, false},
+		{"nothing", nil, `[]`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			read = tc.read
+			resp := mustGet(t, srv.URL+"/rolling")
+			var body struct {
+				Success bool                `json:"success"`
+				Records json.RawMessage     `json:"records"`
+				Meta    httpapi.RollingMeta `json:"meta"`
+			}
+			if err := json.Unmarshal([]byte(resp.body), &body); err != nil || resp.status != 200 || !body.Success {
+				t.Fatalf("%d %s (%v)", resp.status, resp.body, err)
+			}
+			if string(body.Records) != tc.records || (body.Meta.NextPage != nil) != tc.next {
+				t.Fatalf("records %s, next %v; want %s, next %v", body.Records, body.Meta.NextPage, tc.records, tc.next)
+			}
+			if !tc.next {
+				return
+			}
+			r, _ := http.NewRequest(http.MethodGet, "/x?page="+url.QueryEscape(*body.Meta.NextPage), nil)
+			if after, err := httpapi.PageAfter[tradeCursor](a, r, scope); err != nil || after == nil || *after != rows[1] {
+				t.Fatalf("PageAfter = %v, %v; want %+v", after, err, rows[1])
+			}
+		})
+	}
+	if resp := mustGet(t, srv.URL+"/failed"); resp.status != 400 || resp.body != `{"success":false,"message":"no such thing"}`+"\n" {
+		t.Errorf("a failed read: %d %q", resp.status, resp.body)
 	}
 }

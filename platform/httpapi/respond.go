@@ -100,18 +100,67 @@ func (l RawList) Respond(w http.ResponseWriter, r *http.Request) error {
 	for _, rec := range l.Records {
 		size += len(rec) + 1
 	}
-	b := Scratch(r.Context(), size)
-	b = append(b, `{"success":true,"records":[`...)
+	b := append(Scratch(r.Context(), size), listStart...)
 	for i, rec := range l.Records {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, rec...)
+		b = appendRecord(b, i, rec)
 	}
+	return writeBody(w, http.StatusOK, appendListEnd(b, meta))
+}
+
+// The pieces of a list's envelope around its records, for the lists written by concatenation.
+const listStart = `{"success":true,"records":[`
+
+// appendRecord appends the i-th record of a list (from 0) to b.
+func appendRecord(b []byte, i int, rec []byte) []byte {
+	if i > 0 {
+		b = append(b, ',')
+	}
+	return append(b, rec...)
+}
+
+// appendListEnd closes a list's records with its encoded meta.
+func appendListEnd(b, meta []byte) []byte {
 	b = append(b, `],"meta":`...)
 	b = append(b, meta...)
-	b = append(b, '}')
-	return writeBody(w, http.StatusOK, b)
+	return append(b, '}')
+}
+
+// RollingFrom is a rolling list answered while it is read, for a page that need not be copied out of
+// the driver's buffer: read (called with the request's context) calls each for the rows of the page
+// in order, up to size+1 of them, with the row's cursor and its record, encoded JSON lent for the call
+// only. The first size are the page, written as RawList writes them; a row beyond them gives the token
+// of the next page, the size-th row's cursor bound to scope (as NextPage does). sizeHint is the page's
+// expected size in bytes.
+func RollingFrom[C any](a *API, scope string, size, sizeHint int,
+	read func(ctx context.Context, each func(cursor C, record []byte) error) error) Responder {
+	return AppendJSONFrom(sizeHint, func(ctx context.Context, dst []byte) ([]byte, error) {
+		dst = append(dst, listStart...)
+		n, more := 0, false
+		var last C
+		err := read(ctx, func(cursor C, record []byte) error {
+			if n == size {
+				more = true
+				return nil
+			}
+			dst = appendRecord(dst, n, record)
+			n++
+			last = cursor
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		var meta RollingMeta
+		if more {
+			tok := a.EncodeCursor(scope, last)
+			meta.NextPage = &tok
+		}
+		m, err := json.Marshal(meta)
+		if err != nil {
+			return nil, fmt.Errorf("encode meta: %w", err)
+		}
+		return appendListEnd(dst, m), nil
+	})
 }
 
 // ServeOpenAPI serves doc, the JSON form of the API description, at whatever route it is registered on.

@@ -4,9 +4,7 @@ package http
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"slices"
 
@@ -71,40 +69,10 @@ func (h handlers) feed(r *http.Request) (any, error) {
 	}
 	// The page is written as its rows are read: the records as stored, byte for byte what
 	// edge.notifications carried, concatenated.
-	return httpapi.AppendJSONFrom(notify.PageSize*1024, func(ctx context.Context, dst []byte) ([]byte, error) {
-		dst = append(dst, `{"success":true,"records":[`...)
-		var n int
-		var last notify.FeedCursor
-		more := false
-		err := h.store.Feed(ctx, auth, status, after, notify.PageSize+1, func(place notify.FeedCursor, record []byte) error {
-			if n == notify.PageSize {
-				more = true
-				return nil
-			}
-			if n > 0 {
-				dst = append(dst, ',')
-			}
-			dst = append(dst, record...)
-			n++
-			last = place
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		var meta httpapi.RollingMeta
-		if more {
-			tok := h.api.EncodeCursor(scope, last)
-			meta.NextPage = &tok
-		}
-		m, err := json.Marshal(meta)
-		if err != nil {
-			return nil, fmt.Errorf("encode meta: %w", err)
-		}
-		dst = append(dst, `],"meta":`...)
-		dst = append(dst, m...)
-		return append(dst, '}'), nil
-	}), nil
+	return httpapi.RollingFrom(h.api, scope, notify.PageSize, notify.PageSize*1024,
+		func(ctx context.Context, each func(notify.FeedCursor, []byte) error) error {
+			return h.store.Feed(ctx, auth, status, after, notify.PageSize+1, each)
+		}), nil
 }
 
 // record is the answer of a route about one thing.
