@@ -102,9 +102,10 @@ func ammStart(now time.Time) int64 { return now.Truncate(time.Hour).Unix() - amm
 // (12.96 M states) from the embedded broker: decode, validate, COPY into the day's raw partition,
 // fold into the 20-second rollup, offsets, Kafka commit, with ingest.DefaultWriters writers; against
 // as many concurrent raw COPY streams of the same rows into the same table, each stream the rows its
-// writer writes, in alternating rounds of the same run. The messages are produced once, lz4
-// compressed (30 days of JSON would not fit the embedded broker's memory otherwise), before any
-// round: the figure is the consumer's. Target: best ingest / best COPY >= 0.8.
+// writer writes, in alternating rounds of the same run, the CPUs shared or split as for
+// BenchmarkIngestFills. The messages are produced once, lz4 compressed (30 days of JSON would not fit
+// the embedded broker's memory otherwise), before any round: the figure is the consumer's. Target:
+// best ingest / best COPY >= 0.8.
 func BenchmarkAMMIngest(b *testing.B) {
 	ammSpan()
 	for range b.N {
@@ -163,6 +164,7 @@ func BenchmarkAMMIngest(b *testing.B) {
 		b.Logf("produced in %s", time.Since(t0).Round(time.Millisecond))
 
 		truncate := "TRUNCATE amm.states, amm.rollup, amm.markets"
+		topology := splitCPUs(b)
 		var bestCopy, bestIngest float64
 		var paired []float64
 		for round := 1; round <= ammIngestRound; round++ {
@@ -185,8 +187,8 @@ func BenchmarkAMMIngest(b *testing.B) {
 		b.ReportMetric(bestCopy, "copy_states/s")
 		b.ReportMetric(bestIngest, "ingest_states/s")
 		b.ReportMetric(bestIngest/bestCopy, "ratio")
-		b.Logf("RESULT amm ingest: %d states, %d rollup chunks, best of %d rounds: %d raw COPY streams %.0f states/s, ingest with %d writers %.0f states/s: ratio %.2f (target >= 0.8); %s",
-			total, chunks, ammIngestRound, w, bestCopy, w, bestIngest, bestIngest/bestCopy, spread(paired))
+		b.Logf("RESULT amm ingest: %d states, %d rollup chunks, best of %d rounds: %d raw COPY streams %.0f states/s, ingest with %d writers %.0f states/s: ratio %.2f (target >= 0.8); %s; %s",
+			total, chunks, ammIngestRound, w, bestCopy, w, bestIngest, bestIngest/bestCopy, spread(paired), topology)
 	}
 }
 

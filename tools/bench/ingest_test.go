@@ -146,8 +146,9 @@ func ingestCases() []ingestCase {
 // for user, offsets, Kafka commit) with ingest.DefaultWriters writers, against ingest.DefaultWriters
 // concurrent raw COPY streams of the same rows into the same table on as many connections, in
 // alternating rounds of the same run. Each stream copies the rows its writer writes: fills are keyed
-// by market, and the busiest market's partition bounds both sides alike. Target: best ingest / best
-// COPY >= 0.8 for each.
+// by market, and the busiest market's partition bounds both sides alike. Postgres and this process
+// share the machine's CPUs unless -bench.cpus=split (splitCPUs). Target: best ingest / best COPY >= 0.8
+// for each.
 func BenchmarkIngestFills(b *testing.B) {
 	for range b.N {
 		msgs := simulatedFills(b, ingestFills)
@@ -202,6 +203,7 @@ func benchIngest(b *testing.B, c ingestCase, msgs []events.Message) {
 	wr.Close()
 	runtime.GC()
 
+	topology := splitCPUs(b)
 	var bestCopy, bestIngest float64
 	var paired []float64
 	for round := 1; round <= ingestRounds; round++ {
@@ -219,8 +221,8 @@ func benchIngest(b *testing.B, c ingestCase, msgs []events.Message) {
 	b.ReportMetric(bestCopy, "copy_fills/s")
 	b.ReportMetric(bestIngest, "ingest_fills/s")
 	b.ReportMetric(bestIngest/bestCopy, "ratio")
-	b.Logf("RESULT %s: %d fills (%d rows), best of %d rounds: %d raw COPY streams %.0f fills/s, ingest with %d writers %.0f fills/s: ratio %.2f (target >= 0.8); %s",
-		c.name, total, len(rows), ingestRounds, w, bestCopy, w, bestIngest, bestIngest/bestCopy, spread(paired))
+	b.Logf("RESULT %s: %d fills (%d rows), best of %d rounds: %d raw COPY streams %.0f fills/s, ingest with %d writers %.0f fills/s: ratio %.2f (target >= 0.8); %s; %s",
+		c.name, total, len(rows), ingestRounds, w, bestCopy, w, bestIngest, bestIngest/bestCopy, spread(paired), topology)
 }
 
 // spread describes the ratios of the rounds, each ingest against the baseline of its own round: how
