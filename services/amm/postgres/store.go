@@ -20,7 +20,7 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// Migrations are the schema\'s migrations, applied by the kit at start-up.
+// Migrations are the schema's migrations, applied by the kit at start-up.
 func Migrations() fs.FS { return pg.MigrationsDir(migrations) }
 
 // StatesTable is the raw states' table, partitioned by day.

@@ -19,7 +19,7 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// Migrations are the schema\'s migrations, applied by the kit at start-up.
+// Migrations are the schema's migrations, applied by the kit at start-up.
 func Migrations() fs.FS { return pg.MigrationsDir(migrations) }
 
 // Store reads the market schema's catalogue and candles; the event series are the kit's to read.

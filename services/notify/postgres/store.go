@@ -23,7 +23,7 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// Migrations are the schema\'s migrations, applied by the kit at start-up.
+// Migrations are the schema's migrations, applied by the kit at start-up.
 func Migrations() fs.FS { return pg.MigrationsDir(migrations) }
 
 // Store reads and changes the notify schema: it is the notify.Store, and the verifier's

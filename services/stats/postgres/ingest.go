@@ -20,7 +20,7 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// Migrations are the schema\'s migrations, applied by the kit at start-up.
+// Migrations are the schema's migrations, applied by the kit at start-up.
 func Migrations() fs.FS { return pg.MigrationsDir(migrations) }
 
 // Ingest writes the topics the stats service consumes into its schema. Every aggregate moves only

@@ -24,7 +24,7 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// Migrations are the schema\'s migrations, applied by the kit at start-up.
+// Migrations are the schema's migrations, applied by the kit at start-up.
 func Migrations() fs.FS { return pg.MigrationsDir(migrations) }
 
 // Store reads the user schema: it is the user.Store.
