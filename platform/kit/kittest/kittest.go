@@ -431,7 +431,8 @@ func (s *Stack) WaitReplayed(t testing.TB, n int) {
 // DLQReasons reads n messages of topic's dead-letter topic and returns the reasons they carry.
 func (s *Stack) DLQReasons(t testing.TB, topic string, n int) []string {
 	t.Helper()
-	r := s.Kafka.NewReader(t.Name()+"-dlq", []string{ingest.DLQTopic(topic)})
+	// A group per topic: a test may read several topics' dead letters, each from its start.
+	r := s.Kafka.NewReader(t.Name()+"-dlq-"+topic, []string{ingest.DLQTopic(topic)})
 	defer r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
