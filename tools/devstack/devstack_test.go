@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tidemark/tidemark/operator/api/v1alpha1"
+	"github.com/tidemark/tidemark/services/authority"
 	"github.com/tidemark/tidemark/tools/devstack"
 	"github.com/tidemark/tidemark/tools/sim"
 )
@@ -143,30 +144,7 @@ func TestMakeRunServesTheMesh(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	// The Stats tag and the public reads, live: SOL-PERP's 24-hour volume, a volume leaderboard, the
-	// parameter blob, the vaults and the aggregator's contracts.
-	for path, has := range map[string]string{
-		"/stats/markets": `"symbol":"SOL-PERP"`, "/stats/leaderboard?sort=volume&limit=5": `"rank":1,`,
-		"/params": `"params":{`, "/vaults": `"vault":`, "/external/aggregator/contracts": `"ticker_id":"SOL-PERP"`,
-		"/stats/fundingRates": `"24h":"`, "/stats/USDC/rateHistory/deposit": `"rates":[[`,
-		"/stats/markets/prices": `"priceChangePercent":`, "/stats/markets/volume/24h": `"quoteVolume":"`,
-		"/stats/liquidations": `"liquidationType":`, "/stats/bankruptcies": `"socialLoss":`,
-		"/stats/insuranceFundSwaps": `"amountIn":`, "/stats/vaults": `"totalShares":`, "/stats/insuranceFund": `"recentFlows":[{`,
-		fmt.Sprintf("/stats/markets/volume?startTs=%d&endTs=%d", time.Now().Unix()-2*3600, time.Now().Unix()): `"quoteVolume":"`,
-	} {
-		eventually(t, deadline, path+" with live data", func() bool {
-			resp, err := http.Get(base + path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			b, err := io.ReadAll(resp.Body)
-			return err == nil && resp.StatusCode == http.StatusOK && strings.Contains(string(b), has)
-		})
-	}
-
-	// The wallet at the top of the month's volume leaderboard ranks first by volume on its own route
-	// (both read again until they agree: live fills may change the leader between the two).
+	// getBody is the body of a 200 to GET path, nil for any other answer.
 	getBody := func(path string) []byte {
 		resp, err := http.Get(base + path)
 		if err != nil {
@@ -179,6 +157,24 @@ func TestMakeRunServesTheMesh(t *testing.T) {
 		}
 		return b
 	}
+	// The Stats tag and the public reads, live: SOL-PERP's 24-hour volume, a volume leaderboard, the
+	// parameter blob, the vaults and the aggregator's contracts.
+	for path, has := range map[string]string{
+		"/stats/markets": `"symbol":"SOL-PERP"`, "/stats/leaderboard?sort=volume&limit=5": `"rank":1,`,
+		"/params": `"params":{`, "/vaults": `"vault":`, "/external/aggregator/contracts": `"ticker_id":"SOL-PERP"`,
+		"/stats/fundingRates": `"24h":"`, "/stats/USDC/rateHistory/deposit": `"rates":[[`,
+		"/stats/markets/prices": `"priceChangePercent":`, "/stats/markets/volume/24h": `"quoteVolume":"`,
+		"/stats/liquidations": `"liquidationType":`, "/stats/bankruptcies": `"socialLoss":`,
+		"/stats/insuranceFundSwaps": `"amountIn":`, "/stats/vaults": `"totalShares":`, "/stats/insuranceFund": `"recentFlows":[{`,
+		fmt.Sprintf("/stats/markets/volume?startTs=%d&endTs=%d", time.Now().Unix()-2*3600, time.Now().Unix()): `"quoteVolume":"`,
+	} {
+		eventually(t, deadline, path+" with live data", func() bool {
+			return strings.Contains(string(getBody(path)), has)
+		})
+	}
+
+	// The wallet at the top of the month's volume leaderboard ranks first by volume on its own route
+	// (both read again until they agree: live fills may change the leader between the two).
 	eventually(t, deadline, "the volume leader's own rank", func() bool {
 		var top struct {
 			Records []struct {
@@ -273,7 +269,7 @@ func exportEveryFileType(t *testing.T, ex devstack.Exports, base, account string
 		}
 		requests[created.RequestID] = string(ft)
 		// The wallet may have 5 unfinished jobs: wait for room before the next.
-		waitExports(t, base, wallet, func(recs []exportRecord) bool {
+		waitExports(t, base, wallet, func(recs []authority.Record) bool {
 			unfinished := 0
 			for _, r := range recs {
 				if r.Status == "pending" || r.Status == "running" {
@@ -283,8 +279,8 @@ func exportEveryFileType(t *testing.T, ex devstack.Exports, base, account string
 			return unfinished < 5
 		})
 	}
-	var ready []exportRecord
-	waitExports(t, base, wallet, func(recs []exportRecord) bool {
+	var ready []authority.Record
+	waitExports(t, base, wallet, func(recs []authority.Record) bool {
 		ready = ready[:0]
 		for _, r := range recs {
 			if requests[r.RequestID] == "" {
@@ -349,17 +345,8 @@ func exportEveryFileType(t *testing.T, ex devstack.Exports, base, account string
 	}
 }
 
-type exportRecord struct {
-	RequestID   string  `json:"requestId"`
-	Status      string  `json:"status"`
-	FileType    string  `json:"fileType"`
-	RecordCount *int64  `json:"recordCount"`
-	ErrorReason *string `json:"errorReason"`
-	DownloadURL *string `json:"downloadUrl"`
-}
-
 // waitExports polls the wallet's export list until cond holds of its records.
-func waitExports(t *testing.T, base, wallet string, cond func([]exportRecord) bool) {
+func waitExports(t *testing.T, base, wallet string, cond func([]authority.Record) bool) {
 	t.Helper()
 	eventually(t, time.Now().Add(2*time.Minute), "the wallet's exports", func() bool {
 		resp, err := http.Get(base + "/authority/" + wallet + "/exports")
@@ -368,7 +355,7 @@ func waitExports(t *testing.T, base, wallet string, cond func([]exportRecord) bo
 		}
 		defer resp.Body.Close()
 		var page struct {
-			Records []exportRecord `json:"records"`
+			Records []authority.Record `json:"records"`
 		}
 		if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&page) != nil {
 			t.Fatalf("GET exports: %d", resp.StatusCode)
