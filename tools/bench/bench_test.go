@@ -8,6 +8,7 @@ package bench_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -91,9 +92,32 @@ func database(b *testing.B, name string, fresh bool) *pgxpool.Pool {
 
 // restScenario is one load of a REST comparison: the URL and headers of the n-th request.
 type restScenario struct {
-	name   string
-	url    func(n int) string
-	header func(n int) http.Header // nil: none
+	name    string
+	url     func(n int) string
+	header  func(n int) http.Header // nil: none
+	clients int                     // connections; 0: restConcurrency
+}
+
+// runREST runs sc once (2 s of warm-up, 10 s measured) and fails on a request that fails; done, when
+// not nil, is called with the result before anything is checked and returns what to log after it.
+func runREST(b *testing.B, label string, sc restScenario, done func(loadgen.Result) string) loadgen.Result {
+	b.Helper()
+	res, err := loadgen.Run(context.Background(), loadgen.Config{
+		Concurrency: cmp.Or(sc.clients, restConcurrency), Warmup: 2 * time.Second, Duration: 10 * time.Second,
+		URL: sc.url, Header: sc.header,
+	})
+	var extra string
+	if done != nil {
+		extra = done(res)
+	}
+	if err != nil {
+		b.Fatalf("%s: %v", sc.name, err)
+	}
+	if res.Errors > 0 {
+		b.Fatalf("%s: %d errors", sc.name, res.Errors)
+	}
+	b.Logf("%s%-60s %s%s", label, sc.name, res, extra)
+	return res
 }
 
 // restRun is what a scenario did over the rounds: its best run by throughput (what a neighbour's
@@ -103,10 +127,9 @@ type restRun struct {
 	worstP99, bestP99 time.Duration
 }
 
-// compareREST runs the scenarios in turn, restRounds times over (restConcurrency connections, 2 s
-// of warm-up, 10 s measured), and fails on a request that fails. Each run is logged after label, with
-// what measure adds: measure(i, round), when not nil, is called as run i of round starts and returns
-// what to say of it once it ends (the CPU it took, say).
+// compareREST runs the scenarios in turn, restRounds times over (runREST). Each run is logged after
+// label, with what measure adds: measure(i, round), when not nil, is called as run i of round starts
+// and returns what to say of it once it ends (the CPU it took, say).
 func compareREST(b *testing.B, label string, scenarios []restScenario, measure func(i, round int) func(loadgen.Result) string) []restRun {
 	b.Helper()
 	runs := make([]restRun, len(scenarios))
@@ -116,20 +139,7 @@ func compareREST(b *testing.B, label string, scenarios []restScenario, measure f
 			if measure != nil {
 				done = measure(i, round)
 			}
-			res, err := loadgen.Run(context.Background(), loadgen.Config{
-				Concurrency: restConcurrency, Warmup: 2 * time.Second, Duration: 10 * time.Second, URL: sc.url, Header: sc.header,
-			})
-			var extra string
-			if done != nil {
-				extra = done(res)
-			}
-			if err != nil {
-				b.Fatalf("%s: %v", sc.name, err)
-			}
-			if res.Errors > 0 {
-				b.Fatalf("%s: %d errors", sc.name, res.Errors)
-			}
-			b.Logf("%s%-60s %s%s", label, sc.name, res, extra)
+			res := runREST(b, label, sc, done)
 			r := &runs[i]
 			if res.RPS > r.best.RPS {
 				r.best = res

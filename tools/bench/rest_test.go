@@ -1,7 +1,6 @@
 package bench_test
 
 import (
-	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -188,67 +187,50 @@ func BenchmarkTradesREST(b *testing.B) {
 		uniqueWindow := func(int) string {
 			return fmt.Sprintf("%s/market/SOL-PERP/candles/1?limit=1000&startTs=%d", srv.URL, now.Unix()-(seq.Add(1)%100000)*7)
 		}
-		scenarios := []struct {
-			name    string
-			url     func(n int) string
-			clients int // 0: restConcurrency
-		}{
-			{"bare handler, same 20 records from memory", func(int) string { return bare.URL + "/" }, 0},
-			// The 16 clients poll one URL, so concurrent requests share reads (httpapi.Coalesce).
-			{"trades, first page", func(int) string { return srv.URL + "/market/SOL-PERP/trades" }, 0},
-			// An ignored parameter makes every URL unique: each request runs its own query, which
-			// is the cost of the first page itself.
-			{"trades, first page, every request its own read", func(int) string {
-				return srv.URL + "/market/SOL-PERP/trades?n=" + strconv.FormatInt(seq.Add(1), 10)
-			}, 0},
-			{"trades, random depth (page token)", func(int) string {
-				return srv.URL + "/market/SOL-PERP/trades?page=" + tokens[seq.Add(1)%int64(len(tokens))]
-			}, 0},
-			{"trades, limit 50", func(int) string { return srv.URL + "/market/SOL-PERP/trades?limit=50" }, 0},
-			{"candles 1m, limit 1000 (shared 1 s cache)", func(int) string { return srv.URL + "/market/SOL-PERP/candles/1?limit=1000" }, 0},
-			// A different window per request: every answer is computed. The 16 clients saturate
-			// the 2 cores, so their p99 is mostly queueing; one client alone gives the latency of
-			// computing one answer.
-			{"candles 1m, limit 1000, unique windows", uniqueWindow, 0},
-			{"candles 1m, limit 1000, unique windows, 1 client", uniqueWindow, 1},
-			{"bare handler, the same 1000 candles from memory", func(int) string { return bareCandles.URL + "/" }, 0},
-		}
-		run := func(i int) loadgen.Result {
-			stopProfile := func() {}
-			if i == 1 && *restProfile != "" {
-				stopProfile = startCPUProfile(b, *restProfile)
-			}
-			res, err := loadgen.Run(context.Background(), loadgen.Config{
-				Concurrency: cmp.Or(scenarios[i].clients, restConcurrency), Warmup: 2 * time.Second, Duration: 10 * time.Second, URL: scenarios[i].url,
-			})
-			if err != nil {
-				b.Fatalf("%s: %v", scenarios[i].name, err)
-			}
-			stopProfile()
-			b.Logf("%-45s %s", scenarios[i].name, res)
-			return res
-		}
 		// The first three scenarios (the bare handler and the first page, shared and not) alternate
 		// for restRounds rounds and the best throughput of each counts, as in the ingest benchmark: a
 		// neighbour's burst can halve any single run here. The p99 reported is the worst of its
-		// rounds. The other scenarios run once.
-		const alternating = 3
-		results := make([]loadgen.Result, len(scenarios))
-		worstP99 := make([]time.Duration, alternating)
-		for range restRounds {
-			for i := range alternating {
-				res := run(i)
-				if res.RPS > results[i].RPS {
-					results[i] = res
-				}
-				worstP99[i] = max(worstP99[i], res.P99)
+		// rounds.
+		runs := compareREST(b, "", []restScenario{
+			{name: "bare handler, same 20 records from memory", url: func(int) string { return bare.URL + "/" }},
+			// The 16 clients poll one URL, so concurrent requests share reads (httpapi.Coalesce).
+			{name: "trades, first page", url: func(int) string { return srv.URL + "/market/SOL-PERP/trades" }},
+			// An ignored parameter makes every URL unique: each request runs its own query, which
+			// is the cost of the first page itself.
+			{name: "trades, first page, every request its own read", url: func(int) string {
+				return srv.URL + "/market/SOL-PERP/trades?n=" + strconv.FormatInt(seq.Add(1), 10)
+			}},
+		}, func(i, round int) func(loadgen.Result) string {
+			stopProfile := func() {}
+			if i == 1 && round == restRounds-1 && *restProfile != "" {
+				stopProfile = startCPUProfile(b, *restProfile)
 			}
+			return func(loadgen.Result) string {
+				stopProfile()
+				return ""
+			}
+		})
+		results := make([]loadgen.Result, 0, 9)
+		for _, r := range runs {
+			res := r.best
+			res.P99 = r.worstP99
+			results = append(results, res)
 		}
-		for i := 1; i < alternating; i++ {
-			results[i].P99 = worstP99[i]
-		}
-		for i := alternating; i < len(scenarios); i++ {
-			results[i] = run(i)
+		// The other scenarios run once.
+		for _, sc := range []restScenario{
+			{name: "trades, random depth (page token)", url: func(int) string {
+				return srv.URL + "/market/SOL-PERP/trades?page=" + tokens[seq.Add(1)%int64(len(tokens))]
+			}},
+			{name: "trades, limit 50", url: func(int) string { return srv.URL + "/market/SOL-PERP/trades?limit=50" }},
+			{name: "candles 1m, limit 1000 (shared 1 s cache)", url: func(int) string { return srv.URL + "/market/SOL-PERP/candles/1?limit=1000" }},
+			// A different window per request: every answer is computed. The 16 clients saturate
+			// the 2 cores, so their p99 is mostly queueing; one client alone gives the latency of
+			// computing one answer.
+			{name: "candles 1m, limit 1000, unique windows", url: uniqueWindow},
+			{name: "candles 1m, limit 1000, unique windows, 1 client", url: uniqueWindow, clients: 1},
+			{name: "bare handler, the same 1000 candles from memory", url: func(int) string { return bareCandles.URL + "/" }},
+		} {
+			results = append(results, runREST(b, "", sc, nil))
 		}
 		base := results[0].RPS
 		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
