@@ -346,3 +346,31 @@ func waitFor(b *testing.B, timeout time.Duration, what string, cond func() bool)
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// atLeast gives a figure against the floor its target sets, with the verdict, in enough digits that
+// a miss never reads as a pass: 0.7988 against 0.8 is "0.799 (target >= 0.8: missed)", where two
+// places would print 0.80.
+func atLeast(got, target float64) string {
+	verdict := "met"
+	if got < target {
+		verdict = "missed"
+	}
+	return fmt.Sprintf("%.3f (target >= %g: %s)", got, target, verdict)
+}
+
+func TestAtLeast(t *testing.T) {
+	tests := []struct {
+		got, target float64
+		want        string
+	}{
+		{0.7988, 0.8, "0.799 (target >= 0.8: missed)"},
+		{0.8, 0.8, "0.800 (target >= 0.8: met)"},
+		{0.4811, 0.5, "0.481 (target >= 0.5: missed)"},
+		{1.25, 0.3, "1.250 (target >= 0.3: met)"},
+	}
+	for _, tt := range tests {
+		if got := atLeast(tt.got, tt.target); got != tt.want {
+			t.Errorf("atLeast(%v, %v) = %q, want %q", tt.got, tt.target, got, tt.want)
+		}
+	}
+}

@@ -251,9 +251,9 @@ func BenchmarkTradesREST(b *testing.B) {
 		b.Logf("trades/bare %.2f (first page), %.2f (first page, every request its own read), %.2f (random depth), %.2f (limit 50); "+
 			"candles p99 %s (cached), %s (every answer computed), %s (every answer computed, 1 client)",
 			results[1].RPS/base, results[2].RPS/base, results[3].RPS/base, results[4].RPS/base, results[5].P99, results[6].P99, results[7].P99)
-		b.Logf("RESULT market: first page, every request its own read: %.2f of the bare handler, p99 %s (target >= 0.3, p99 < 10 ms); "+
+		b.Logf("RESULT market: first page, every request its own read: %s of the bare handler, p99 %s (target < 10 ms); "+
 			"1000 candles, every window different, 16 connections: %.0f req/s, p50 %s, p99 %s, %.2f of the same candles pre-encoded (%.0f req/s)",
-			results[2].RPS/base, results[2].P99, results[6].RPS, results[6].P50, results[6].P99, results[6].RPS/results[8].RPS, results[8].RPS)
+			atLeast(results[2].RPS/base, 0.3), results[2].P99, results[6].RPS, results[6].P50, results[6].P99, results[6].RPS/results[8].RPS, results[8].RPS)
 	}
 }
 
