@@ -201,7 +201,6 @@ func benchIngest(b *testing.B, c ingestCase, msgs []events.Message) {
 		b.Fatalf("produce: %v", err)
 	}
 	wr.Close()
-	runtime.GC()
 
 	topology := splitCPUs(b)
 	var bestCopy, bestIngest float64
