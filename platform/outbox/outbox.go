@@ -2,6 +2,11 @@
 // committed: Add stores them in <schema>.outbox inside that transaction, and a Publisher
 // drains the table to Kafka. A crash between the two leaves rows that the next run publishes.
 // Delivery is at least once: a crash after the Kafka write and before the delete repeats them.
+//
+// Add also numbers the messages of the WebSocket edge's channels (those with an
+// events.HeaderEdgeChannel header): each channel's counter in <schema>.outbox_seq moves by the
+// channel's messages in the same transaction, and each message carries its number in
+// events.HeaderEdgeSeq. A repeated delivery repeats the number, so a reader drops it by arithmetic.
 package outbox
 
 import (
@@ -11,6 +16,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -26,9 +32,19 @@ import (
 
 // Add stores msgs in <schema>.outbox within tx, in order, together with the trace context of
 // ctx so that the published messages continue the trace of the write that produced them.
+//
+// Messages naming a channel (events.InChannel) are numbered first: the k-th message of a channel
+// in msgs gets the channel's counter plus k. The counter row stays locked until tx ends, so a
+// concurrent transaction numbering the same channel waits for this one's commit (or rollback, which
+// gives its numbers back) and continues after it: per channel, numbers follow commit order with no
+// hole, and rows of a later number get later ids, so the Publisher sends them in number order.
 func Add(ctx context.Context, tx pgx.Tx, schema string, msgs ...events.Message) error {
 	if len(msgs) == 0 {
 		return nil
+	}
+	seqs, err := number(ctx, tx, schema, msgs)
+	if err != nil {
+		return err
 	}
 	rows := make([][]any, len(msgs))
 	for i, m := range msgs {
@@ -37,11 +53,14 @@ func Add(ctx context.Context, tx pgx.Tx, schema string, msgs ...events.Message) 
 		}
 		km := kafka.ToKafka(ctx, m)
 		var headers map[string]string
-		if len(km.Headers) > 0 {
-			headers = make(map[string]string, len(km.Headers))
+		if len(km.Headers) > 0 || seqs[i] > 0 {
+			headers = make(map[string]string, len(km.Headers)+1)
 			for _, h := range km.Headers {
 				headers[h.Key] = string(h.Value)
 			}
+		}
+		if seqs[i] > 0 {
+			headers[events.HeaderEdgeSeq] = strconv.FormatInt(seqs[i], 10)
 		}
 		value := m.Value
 		if value == nil {
@@ -50,11 +69,81 @@ func Add(ctx context.Context, tx pgx.Tx, schema string, msgs ...events.Message) 
 		rows[i] = []any{m.Topic, m.Key, value, headers}
 	}
 	// COPY keeps the rows' order, so ids follow it.
-	_, err := tx.CopyFrom(ctx, pgx.Identifier{schema, "outbox"}, []string{"topic", "key", "value", "headers"}, pgx.CopyFromRows(rows))
+	_, err = tx.CopyFrom(ctx, pgx.Identifier{schema, "outbox"}, []string{"topic", "key", "value", "headers"}, pgx.CopyFromRows(rows))
 	if err != nil {
 		return fmt.Errorf("outbox: add %d messages: %w", len(msgs), err)
 	}
 	return nil
+}
+
+// number moves the counter of every channel msgs name by its number of messages and returns each
+// message's number (0: no channel). The rows are upserted in channel order, so two transactions
+// numbering the same channels lock them in the same order and cannot deadlock on them.
+func number(ctx context.Context, tx pgx.Tx, schema string, msgs []events.Message) ([]int64, error) {
+	counts := map[string]int64{}
+	for _, m := range msgs {
+		if c := m.Headers[events.HeaderEdgeChannel]; c != "" {
+			counts[c]++
+		}
+	}
+	seqs := make([]int64, len(msgs))
+	if len(counts) == 0 {
+		return seqs, nil
+	}
+	channels := slices.Sorted(maps.Keys(counts))
+	ns := make([]int64, len(channels))
+	for i, c := range channels {
+		ns[i] = counts[c]
+	}
+	rows, err := tx.Query(ctx, `INSERT INTO `+pgx.Identifier{schema, "outbox_seq"}.Sanitize()+` AS o (channel, seq)
+		SELECT c, n FROM unnest($1::text[], $2::bigint[]) AS u(c, n) ORDER BY c
+		ON CONFLICT (channel) DO UPDATE SET seq = o.seq + excluded.seq
+		RETURNING channel, seq`, channels, ns)
+	if err != nil {
+		return nil, fmt.Errorf("outbox: number %d channels: %w", len(channels), err)
+	}
+	next := make(map[string]int64, len(channels)) // the number of each channel's next message
+	var channel string
+	var last int64
+	if _, err := pgx.ForEachRow(rows, []any{&channel, &last}, func() error {
+		next[channel] = last - counts[channel] + 1
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("outbox: number %d channels: %w", len(channels), err)
+	}
+	for i, m := range msgs {
+		if c := m.Headers[events.HeaderEdgeChannel]; c != "" {
+			seqs[i] = next[c]
+			next[c]++
+		}
+	}
+	return seqs, nil
+}
+
+// Querier is what Seqs reads with: a pool, a connection or a transaction.
+type Querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// Seqs returns the number of the last message queued in every channel of schema whose name starts
+// with prefix ("" for all). A snapshot read in the same transaction as the state it describes (one
+// at repeatable read) is current to exactly these numbers: the channel's next message is one more.
+func Seqs(ctx context.Context, q Querier, schema, prefix string) (map[string]int64, error) {
+	rows, err := q.Query(ctx, `SELECT channel, seq FROM `+pgx.Identifier{schema, "outbox_seq"}.Sanitize()+
+		` WHERE starts_with(channel, $1)`, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("outbox: read channel numbers: %w", err)
+	}
+	out := map[string]int64{}
+	var channel string
+	var seq int64
+	if _, err := pgx.ForEachRow(rows, []any{&channel, &seq}, func() error {
+		out[channel] = seq
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("outbox: read channel numbers: %w", err)
+	}
+	return out, nil
 }
 
 // Config tunes a Publisher; zero values take the defaults.

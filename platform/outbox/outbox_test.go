@@ -2,9 +2,12 @@ package outbox_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -270,5 +273,143 @@ func TestAddRejectsMessageWithoutTopic(t *testing.T) {
 	})
 	if err == nil {
 		t.Error("want an error")
+	}
+}
+
+func inChannel(channel, v string) events.Message { return events.InChannel(msg(v), channel) }
+
+func seqOf(tb testing.TB, m kafkago.Message) string {
+	tb.Helper()
+	s, _ := kafka.Header(m, events.HeaderEdgeSeq)
+	return s
+}
+
+// TestNumbersEachChannel: the messages of a channel are numbered 1, 2, 3... across transactions, a
+// rolled-back transaction gives its numbers back, messages without a channel get none, and two
+// transactions numbering one channel at once get consecutive numbers in their commit order, which is
+// also the order the publisher sends them in.
+func TestNumbersEachChannel(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	addTx := func(commit bool, msgs ...events.Message) {
+		t.Helper()
+		err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+			if err := outbox.Add(ctx, tx, "svc", msgs...); err != nil {
+				return err
+			}
+			if !commit {
+				return errRollback
+			}
+			return nil
+		})
+		if err != nil && (commit || err != errRollback) {
+			t.Fatal(err)
+		}
+	}
+	addTx(true, inChannel("candle:SOL-PERP:1", "a1"), inChannel("candle:SOL-PERP:5", "b1"), inChannel("candle:SOL-PERP:1", "a2"), msg("plain"))
+	addTx(false, inChannel("candle:SOL-PERP:1", "lost"))
+	addTx(true, inChannel("candle:SOL-PERP:1", "a3"))
+
+	// Two transactions on one channel: the second waits on the counter row until the first commits.
+	first, err := e.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = first.Rollback(ctx) }()
+	if err := outbox.Add(ctx, first, "svc", inChannel("candle:SOL-PERP:1", "a4"), inChannel("markets:summary", "m1")); err != nil {
+		t.Fatal(err)
+	}
+	second := make(chan error, 1)
+	go func() {
+		second <- pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+			return outbox.Add(ctx, tx, "svc", inChannel("markets:summary", "m2"), inChannel("candle:SOL-PERP:1", "a5"))
+		})
+	}()
+	select {
+	case err := <-second:
+		t.Fatalf("the second transaction numbered the channel while the first held it: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := first.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+
+	seqs, err := outbox.Seqs(ctx, e.pool, "svc", "candle:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]int64{"candle:SOL-PERP:1": 5, "candle:SOL-PERP:5": 1}; !maps.Equal(seqs, want) {
+		t.Errorf("Seqs(candle:) = %v, want %v", seqs, want)
+	}
+
+	w := e.kc.NewWriter("")
+	defer w.Close()
+	e.run(t, w)
+	got := e.read(t, e.reader(t), 9)
+	var lines []string
+	for _, m := range got {
+		c, _ := kafka.Header(m, events.HeaderEdgeChannel)
+		lines = append(lines, fmt.Sprintf("%s %s %s", m.Value, c, seqOf(t, m)))
+	}
+	want := []string{
+		"a1 candle:SOL-PERP:1 1", "b1 candle:SOL-PERP:5 1", "a2 candle:SOL-PERP:1 2", "plain  ",
+		"a3 candle:SOL-PERP:1 3",
+		"a4 candle:SOL-PERP:1 4", "m1 markets:summary 1",
+		"m2 markets:summary 2", "a5 candle:SOL-PERP:1 5",
+	}
+	if !slices.Equal(lines, want) {
+		t.Errorf("published\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+var errRollback = errors.New("roll back")
+
+// TestConcurrentNumbering: many transactions numbering overlapping channels at once, in different
+// orders, never deadlock and leave every channel numbered 1..n without a hole or a repeat.
+func TestConcurrentNumbering(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	channels := []string{"notifications:a", "notifications:b", "notifications:c"}
+	const workers, rounds = 6, 20
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for r := range rounds {
+				var msgs []events.Message
+				for i := range channels {
+					c := channels[(w+r+i)%len(channels)]
+					msgs = append(msgs, inChannel(c, fmt.Sprintf("%d-%d", w, r)))
+				}
+				if err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error { return outbox.Add(ctx, tx, "svc", msgs...) }); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	rows, err := e.pool.Query(ctx, `SELECT headers->>'edge-channel', (headers->>'edge-seq')::bigint FROM svc.outbox ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := map[string]int64{}
+	var c string
+	var s int64
+	if _, err := pgx.ForEachRow(rows, []any{&c, &s}, func() error {
+		if s != last[c]+1 {
+			t.Errorf("%s: %d after %d in id order", c, s, last[c])
+		}
+		last[c] = s
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range channels {
+		if last[c] != workers*rounds {
+			t.Errorf("%s ends at %d, want %d", c, last[c], workers*rounds)
+		}
 	}
 }

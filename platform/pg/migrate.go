@@ -24,7 +24,7 @@ func MigrationsDir(embedded fs.FS) fs.FS {
 }
 
 // Migrate brings schema up to date. It creates the schema and the platform tables every
-// service relies on (schema_migrations, kafka_offsets, outbox), then applies each *.sql file
+// service relies on (schema_migrations, kafka_offsets, outbox, outbox_seq), then applies each *.sql file
 // found in migrations (nil = none) once, in lexical order of the file names, each in its own
 // transaction with search_path set to the schema, so the files use unqualified names.
 //
@@ -61,6 +61,11 @@ CREATE TABLE IF NOT EXISTS ` + s + `.outbox (
 	value bytea NOT NULL,
 	headers jsonb,
 	created_at timestamptz NOT NULL DEFAULT now()
+);
+-- The last number the outbox gave a message of each edge channel (outbox.Add).
+CREATE TABLE IF NOT EXISTS ` + s + `.outbox_seq (
+	channel text PRIMARY KEY,
+	seq bigint NOT NULL
 );`
 	if err := migrateStep(ctx, pool, schema, "", bootstrap); err != nil {
 		return fmt.Errorf("pg: migrate %s: bootstrap: %w", schema, err)

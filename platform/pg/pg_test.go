@@ -81,7 +81,7 @@ func TestMigrate(t *testing.T) {
 	if !slices.Equal(versions, want) {
 		t.Errorf("versions = %v, want %v", versions, want)
 	}
-	for _, table := range []string{"svc.kafka_offsets", "svc.outbox", "svc.schema_migrations"} {
+	for _, table := range []string{"svc.kafka_offsets", "svc.outbox", "svc.outbox_seq", "svc.schema_migrations"} {
 		var exists bool
 		if err := pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, table).Scan(&exists); err != nil || !exists {
 			t.Errorf("%s missing (err %v)", table, err)
