@@ -26,28 +26,34 @@ func Routes(api *httpapi.API, store market.Store) {
 
 // EdgeStore reads what the WebSocket edge warms from.
 type EdgeStore interface {
-	// LatestCandles returns the newest candle of every market and resolution.
-	LatestCandles(ctx context.Context) ([]market.EdgeCandle, error)
+	// LatestCandles returns the newest candle of every market and resolution (of symbol alone when
+	// it is not empty) and the number of the last edge.candles message of each of their channels
+	// that has one, read together.
+	LatestCandles(ctx context.Context, symbol string) ([]market.EdgeCandle, map[string]int64, error)
 }
 
-// EdgeCandlesPath is the internal route of the newest candles, read by the WebSocket edge at start.
+// EdgeCandlesPath is the internal route of the newest candles, read by the WebSocket edge at start
+// and for a market it has no candle of.
 const EdgeCandlesPath = "/internal/edge/candles"
 
-// Internal registers the routes of the internal port: GET /internal/edge/candles answers
-// {"success":true,"data":[<EdgeCandle>...]}, the newest candle of every market and resolution.
+// Internal registers the routes of the internal port: GET /internal/edge/candles[?symbol=] answers
+// {"success":true,"data":[<EdgeCandle>...],"seqs":{<channel>:<seq>...}}, the newest candle of every
+// market (or of symbol) and resolution, and the seq of the last message of each candle channel
+// (a channel not named has none yet: 0), so that the edge's init is current to a known seq.
 func Internal(api *httpapi.API, store EdgeStore) {
 	api.Handle(nethttp.MethodGet, EdgeCandlesPath, func(r *nethttp.Request) (any, error) {
-		candles, err := store.LatestCandles(r.Context())
+		candles, seqs, err := store.LatestCandles(r.Context(), r.URL.Query().Get("symbol"))
 		if err != nil {
 			return nil, err
 		}
-		return edgeSnapshot{Success: true, Data: candles}, nil
+		return edgeSnapshot{Success: true, Data: candles, Seqs: seqs}, nil
 	}, httpapi.CacheControl("no-store"))
 }
 
 type edgeSnapshot struct {
 	Success bool                `json:"success"`
 	Data    []market.EdgeCandle `json:"data"`
+	Seqs    map[string]int64    `json:"seqs"`
 }
 
 type handlers struct {

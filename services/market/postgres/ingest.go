@@ -355,7 +355,9 @@ func (in *Ingest) publishCandles(ctx context.Context, tx pgx.Tx, deltas []*marke
 		if err != nil {
 			return err
 		}
-		msgs = append(msgs, m)
+		// Numbered in its channel by the outbox; keyed by symbol, so every resolution of a market
+		// goes to one partition, in the order of the numbers.
+		msgs = append(msgs, events.InChannel(m, events.CandleChannel(d.Symbol, string(d.Resolution))))
 	}
 	// The connection is busy until the batch's results are closed.
 	if err := br.Close(); err != nil {

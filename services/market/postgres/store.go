@@ -11,7 +11,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/markets"
+	"github.com/tidemark/tidemark/platform/outbox"
 	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/services/market"
 )
@@ -105,23 +107,31 @@ func scanBuckets(br pgx.BatchResults) ([]market.Bucket, error) {
 	return out, nil
 }
 
-// LatestCandles returns the newest stored candle of every market at every resolution, opening at the
-// previous bucket's close: what the WebSocket edge's candle inits start from. Each is two index
-// lookups, however long the history.
-func (s *Store) LatestCandles(ctx context.Context) ([]market.EdgeCandle, error) {
+// LatestCandles returns the newest stored candle of every market at every resolution (of symbol
+// alone when it is not empty), opening at the previous bucket's close: what the WebSocket edge's
+// candle inits start from. Each is two index lookups, however long the history. seqs holds the number
+// of the last edge.candles message of each of those channels that has one, read in the same snapshot
+// as the candles: the candles are current to exactly those messages.
+func (s *Store) LatestCandles(ctx context.Context, symbol string) (candles []market.EdgeCandle, seqs map[string]int64, err error) {
 	res := make([]string, 0, 8)
 	for _, r := range market.Resolutions() {
 		res = append(res, string(r))
 	}
-	rows, err := s.pool.Query(ctx, `SELECT m.symbol, r.res, `+bucketColsOf("c")+`, p.fill_close, p.oracle_close
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, nil, fmt.Errorf("latest candles: begin: %w", err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	rows, err := tx.Query(ctx, `SELECT m.symbol, r.res, `+bucketColsOf("c")+`, p.fill_close, p.oracle_close
 		FROM `+s.schema+`.markets m CROSS JOIN unnest($1::text[]) WITH ORDINALITY AS r(res, n)
 		JOIN LATERAL (SELECT * FROM `+s.schema+`.candles
 			WHERE symbol = m.symbol AND resolution = r.res ORDER BY ts DESC LIMIT 1) c ON true
 		LEFT JOIN LATERAL (SELECT fill_close, oracle_close FROM `+s.schema+`.candles
 			WHERE symbol = m.symbol AND resolution = r.res AND ts < c.ts ORDER BY ts DESC LIMIT 1) p ON true
-		ORDER BY m.symbol, r.n`, res)
+		WHERE $2 = '' OR m.symbol = $2
+		ORDER BY m.symbol, r.n`, res, symbol)
 	if err != nil {
-		return nil, fmt.Errorf("query latest candles: %w", err)
+		return nil, nil, fmt.Errorf("query latest candles: %w", err)
 	}
 	defer rows.Close()
 	out := []market.EdgeCandle{}
@@ -135,7 +145,7 @@ func (s *Store) LatestCandles(ctx context.Context) ([]market.EdgeCandle, error) 
 		if err := rows.Scan(&symbol, &resolved, &b.Ts, &b.FillFirst, &b.FillHigh, &b.FillLow, &b.FillClose, &b.OracleFirst,
 			&b.OracleHigh, &b.OracleLow, &b.OracleClose, &b.QuoteVolume, &b.BaseVolume, &b.LastTradeTs, &b.LastFillRecordID,
 			&prevF, &prevO); err != nil {
-			return nil, fmt.Errorf("scan latest candle: %w", err)
+			return nil, nil, fmt.Errorf("scan latest candle: %w", err)
 		}
 		var prev *market.Bucket
 		if prevF != nil && prevO != nil {
@@ -146,9 +156,17 @@ func (s *Store) LatestCandles(ctx context.Context) ([]market.EdgeCandle, error) 
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read latest candles: %w", err)
+		return nil, nil, fmt.Errorf("read latest candles: %w", err)
 	}
-	return out, nil
+	prefix := "candle:"
+	if symbol != "" {
+		prefix = events.CandleChannel(symbol, "")
+	}
+	seqs, err = outbox.Seqs(ctx, tx, s.schema, prefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, seqs, nil
 }
 
 // bucketColsOf is bucketCols qualified by a table alias.

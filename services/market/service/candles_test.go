@@ -13,6 +13,7 @@ import (
 	kafkago "github.com/segmentio/kafka-go"
 
 	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/services/market"
 )
 
@@ -140,21 +141,26 @@ func TestCandlesComputedByHand(t *testing.T) {
 }
 
 // TestCandleChangesArePublishedAfterCommit reads edge.candles: a recent fill yields one message per
-// resolution with the candle as stored and the fill that moved it.
+// resolution with the candle as stored and the fill that moved it, numbered in its channel: the
+// create is 1 and the update after it 2, the numbers the internal snapshot then gives each channel.
 func TestCandleChangesArePublishedAfterCommit(t *testing.T) {
 	s := startStack(t)
 	ts := now.Unix() - 30
 	s.ingest(t, encode(t, events.TopicFills, fill(solPerp, ts, 7, 300_000_000, 2_000_000_000, 150_000_000))...)
 	// History outside the edge window is not published.
 	s.ingest(t, encode(t, events.TopicFills, fill(solPerp, ts-86400, 6, 300_000_000, 2_000_000_000, 150_000_000))...)
+	// A second fill in the same buckets updates each candle.
+	s.ingest(t, encode(t, events.TopicFills, fill(solPerp, ts+1, 8, 151_000_000, 1_000_000_000, 151_000_000))...)
 
+	const want = 16
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var msgs []market.EdgeCandleMessage
+	var channels, seqs []string
 	// Every message is keyed SOL-PERP, so all sit in one partition; which one is the hash's business.
-	for p := 0; p < 3 && len(msgs) < 8; p++ {
+	for p := 0; p < 3 && len(msgs) < want; p++ {
 		pr := kafkago.NewReader(kafkago.ReaderConfig{Brokers: s.Kafka.Brokers, Topic: events.TopicEdgeCandles, Partition: p, MaxWait: 100 * time.Millisecond})
-		for len(msgs) < 8 {
+		for len(msgs) < want {
 			pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
 			m, err := pr.ReadMessage(pctx)
 			pcancel()
@@ -168,18 +174,43 @@ func TestCandleChangesArePublishedAfterCommit(t *testing.T) {
 			if string(m.Key) != "SOL-PERP" {
 				t.Fatalf("edge message key %q", m.Key)
 			}
-			msgs = append(msgs, em)
+			c, _ := kafka.Header(m, events.HeaderEdgeChannel)
+			n, _ := kafka.Header(m, events.HeaderEdgeSeq)
+			msgs, channels, seqs = append(msgs, em), append(channels, c), append(seqs, n)
 		}
 		pr.Close()
 	}
-	if len(msgs) != 8 {
-		t.Fatalf("%d candle messages, want one per resolution", len(msgs))
+	if len(msgs) != want {
+		t.Fatalf("%d candle messages, want two per resolution", len(msgs))
 	}
-	for _, m := range msgs {
-		if m.Type != "create" || m.Symbol != "SOL-PERP" || len(m.Trades) != 1 || m.Trades[0].FillRecordID != "7" ||
-			m.Candle.FillClose != 150 || m.Candle.QuoteVolume != 300 || m.Candle.BaseVolume != 2 ||
-			m.Candle.LastFillRecordID == nil || *m.Candle.LastFillRecordID != "7" {
-			t.Fatalf("edge message %+v", m)
+	for i, m := range msgs {
+		wantType, wantID, wantSeq := "create", "7", "1"
+		if i >= want/2 {
+			wantType, wantID, wantSeq = "update", "8", "2"
 		}
+		if m.Type != wantType || m.Symbol != "SOL-PERP" || len(m.Trades) != 1 || m.Trades[0].FillRecordID != wantID ||
+			m.Candle.LastFillRecordID == nil || *m.Candle.LastFillRecordID != wantID {
+			t.Fatalf("edge message %d: %+v", i, m)
+		}
+		if i < want/2 && (m.Candle.FillClose != 150 || m.Candle.QuoteVolume != 300 || m.Candle.BaseVolume != 2) {
+			t.Fatalf("edge message %d: %+v", i, m)
+		}
+		if channels[i] != events.CandleChannel("SOL-PERP", m.Resolution) || seqs[i] != wantSeq {
+			t.Errorf("edge message %d (%s %s): channel %q seq %q, want seq %s", i, m.Type, m.Resolution, channels[i], seqs[i], wantSeq)
+		}
+	}
+
+	// The snapshot is current to the last message of each channel.
+	snap := edgeSnapshot(t, s, "?symbol=SOL-PERP")
+	if len(snap.Data) != len(market.Resolutions()) {
+		t.Fatalf("snapshot of SOL-PERP: %d candles", len(snap.Data))
+	}
+	for _, r := range market.Resolutions() {
+		if c := events.CandleChannel("SOL-PERP", string(r)); snap.Seqs[c] != 2 {
+			t.Errorf("snapshot seq of %s = %d, want 2 (%v)", c, snap.Seqs[c], snap.Seqs)
+		}
+	}
+	if other := edgeSnapshot(t, s, "?symbol=BTC-PERP"); len(other.Data) != 0 || len(other.Seqs) != 0 {
+		t.Errorf("snapshot of a market without fills: %+v", other)
 	}
 }

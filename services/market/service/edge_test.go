@@ -12,27 +12,36 @@ import (
 	markethttp "github.com/tidemark/tidemark/services/market/http"
 )
 
+// snapshot is the answer of the internal candle snapshot.
+type snapshot struct {
+	Success bool                `json:"success"`
+	Data    []market.EdgeCandle `json:"data"`
+	Seqs    map[string]int64    `json:"seqs"`
+}
+
+// edgeSnapshot is GET /internal/edge/candles<query> of the internal port.
+func edgeSnapshot(t *testing.T, s *stack, query string) snapshot {
+	t.Helper()
+	resp, err := http.Get(s.InternalServer(t, "market").URL + markethttp.EdgeCandlesPath + query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body snapshot
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != http.StatusOK || !body.Success || body.Data == nil {
+		t.Fatalf("snapshot: %d %+v %v", resp.StatusCode, body, err)
+	}
+	return body
+}
+
 // TestEdgeCandlesSnapshot: the internal snapshot the WebSocket edge warms from holds, for every
 // market and resolution, the same newest candle the candles route serves, with the last fill that
 // moved it; it is on the internal port only.
 func TestEdgeCandlesSnapshot(t *testing.T) {
 	s := startStack(t)
-	srv := s.InternalServer(t, "market")
 	get := func() []market.EdgeCandle {
 		t.Helper()
-		resp, err := http.Get(srv.URL + markethttp.EdgeCandlesPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var body struct {
-			Success bool                `json:"success"`
-			Data    []market.EdgeCandle `json:"data"`
-		}
-		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != http.StatusOK || !body.Success || body.Data == nil {
-			t.Fatalf("snapshot: %d %+v %v", resp.StatusCode, body, err)
-		}
-		return body.Data
+		return edgeSnapshot(t, s, "").Data
 	}
 	if got := get(); len(got) != 0 {
 		t.Fatalf("empty market schema: %d candles", len(got))
