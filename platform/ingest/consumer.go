@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+
 	"log/slog"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,6 +54,10 @@ type Config struct {
 	MinBackoff, MaxBackoff time.Duration
 	// ShutdownGrace bounds finishing the in-flight batch once Run's context ends (default 10s).
 	ShutdownGrace time.Duration
+	// SessionTimeout is how long the group's coordinator waits for a replica that stopped
+	// heartbeating (killed, cut off) before it gives that replica's partitions to the others
+	// (default 30s). A replica that stops cleanly hands its partitions over at once.
+	SessionTimeout time.Duration
 }
 
 // Defaults of Config, also those of its environment variables.
@@ -65,16 +71,19 @@ const (
 	// MaxBatchSize bounds BatchSize: a batch is held in memory whole, and its transaction holds its
 	// rows' locks until it commits.
 	MaxBatchSize = 100_000
+	// DefaultSessionTimeout is Kafka's classic default, within every broker's allowed range.
+	DefaultSessionTimeout = 30 * time.Second
 )
 
 // RegisterEnv sets the knobs a platform team tunes from the environment (defaults when unset):
-// TIDEMARK_INGEST_BATCH_SIZE, TIDEMARK_INGEST_BATCH_WAIT, TIDEMARK_INGEST_WRITERS and
-// TIDEMARK_INGEST_MAX_BACKOFF. Group and Schema are the service's, set by the kit.
+// TIDEMARK_INGEST_BATCH_SIZE, TIDEMARK_INGEST_BATCH_WAIT, TIDEMARK_INGEST_WRITERS,
+// TIDEMARK_INGEST_MAX_BACKOFF and TIDEMARK_INGEST_SESSION_TIMEOUT. Group and Schema are the service's, set by the kit.
 func (c *Config) RegisterEnv(e *app.Env) {
 	c.BatchSize = e.Int("INGEST_BATCH_SIZE", DefaultBatchSize)
 	c.BatchWait = e.Duration("INGEST_BATCH_WAIT", DefaultBatchWait)
 	c.Writers = e.Int("INGEST_WRITERS", DefaultWriters)
 	c.MaxBackoff = e.Duration("INGEST_MAX_BACKOFF", 10*time.Second)
+	c.SessionTimeout = e.Duration("INGEST_SESSION_TIMEOUT", DefaultSessionTimeout)
 }
 
 // Validate reports every value out of range, naming its environment variable. Zero values are not
@@ -92,6 +101,10 @@ func (c Config) Validate() error {
 	}
 	if c.MaxBackoff < c.MinBackoff || c.MaxBackoff > 10*time.Minute {
 		errs = append(errs, fmt.Errorf("%sINGEST_MAX_BACKOFF must be %s..10m, got %s", app.EnvPrefix, c.MinBackoff, c.MaxBackoff))
+	}
+	// Kafka brokers accept 6s..30m by default (group.min/max.session.timeout.ms).
+	if c.SessionTimeout < 6*time.Second || c.SessionTimeout > 30*time.Minute {
+		errs = append(errs, fmt.Errorf("%sINGEST_SESSION_TIMEOUT must be 6s..30m, got %s", app.EnvPrefix, c.SessionTimeout))
 	}
 	return errors.Join(errs...)
 }
@@ -114,6 +127,9 @@ func (c *Config) defaults() {
 	}
 	if c.ShutdownGrace <= 0 {
 		c.ShutdownGrace = 10 * time.Second
+	}
+	if c.SessionTimeout == 0 {
+		c.SessionTimeout = DefaultSessionTimeout
 	}
 }
 
@@ -154,6 +170,15 @@ type Deps struct {
 }
 
 // Consumer reads its sinks' topics as one consumer group and writes them to Postgres.
+//
+// The offsets stored with the rows are the truth, not Kafka's commits nor the consumer's memory:
+// each partition the group assigns is read from the offset after the one Postgres stores for it,
+// and every batch locks and checks its partitions' stored offsets in its own transaction. A stored
+// offset ahead of what this consumer committed means another replica wrote the partition (it moved
+// in a rebalance): what is stored is skipped, so a replica that lost a partition never doubles what
+// the new owner writes. A stored offset behind it means Postgres lost commits (a failover to a
+// replica that lagged, a restore from a backup): the consumer reads its partitions again from the
+// stored offsets, and Kafka's retention gives back what Postgres lost, written once.
 type Consumer struct {
 	cfg     Config
 	pool    *pgxpool.Pool
@@ -172,6 +197,14 @@ type Consumer struct {
 	dbErr   error // last Postgres round's (or DLQ write's) error; nil after a success
 	dbOK    bool  // a Postgres round has succeeded
 	joined  bool  // the group has handed out assignments at least once
+	// committed is the last offset this consumer committed per partition, in the epoch it was
+	// read in; the idle check compares it with what Postgres stores.
+	committed map[topicPartition]position
+
+	epoch  atomic.Uint64                      // bumped each time the partitions are positioned anew
+	behind atomic.Uint64                      // the latest epoch in which Postgres was found behind
+	rewind chan struct{}                      // wakes the session once behind is set
+	gen    atomic.Pointer[kafkago.Generation] // where Kafka commits go
 
 	// afterDBCommit, set only by tests, runs between the Postgres and the Kafka commit; an
 	// error ends Run as a crash there would.
@@ -214,6 +247,8 @@ func NewConsumer(cfg Config, d Deps, sinks []Sink) (*Consumer, error) {
 		tracer:       tp.Tracer("github.com/tidemark/tidemark/platform/ingest"),
 		offsetsTable: pgx.Identifier{cfg.Schema, "kafka_offsets"}.Sanitize(),
 		beforeCommit: d.BeforeCommit,
+		committed:    make(map[topicPartition]position),
+		rewind:       make(chan struct{}, 1),
 	}
 	for _, s := range sinks {
 		t := s.Topic()
@@ -289,7 +324,10 @@ func (c *Consumer) setJoined() {
 func (c *Consumer) Run(ctx context.Context) error {
 	c.setRunning(true)
 	defer c.setRunning(false)
-	reader := c.kc.NewReader(c.cfg.Group, c.topics)
+	group, err := c.kc.NewConsumerGroup(c.cfg.Group, c.topics, c.cfg.SessionTimeout)
+	if err != nil {
+		return fmt.Errorf("ingest %s: %w", c.cfg.Group, err)
+	}
 	dlq := c.kc.NewWriter("")
 	defer func() {
 		if err := dlq.Close(); err != nil {
@@ -326,41 +364,39 @@ func (c *Consumer) Run(ctx context.Context) error {
 		queues[i] = make(chan *batch, 1)
 	}
 	free := make(chan *batch, 3*c.cfg.Writers)
+	in := make(chan fetched, fetchedQueue)
 	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		c.watchJoin(fetchCtx, reader)
-	}()
-	go func() {
-		defer wg.Done()
+	wg.Go(func() { c.follow(fetchCtx, group, in) })
+	wg.Go(func() {
 		defer func() {
 			for _, q := range queues {
 				close(q)
 			}
 		}()
-		c.fetchLoop(fetchCtx, reader, queues, free)
-	}()
+		c.fetchLoop(fetchCtx, in, queues, free)
+	})
 	defer func() {
 		stopFetch()
 		wg.Wait()
-		// Last: the fetcher may be inside FetchMessage until here.
-		if err := reader.Close(); err != nil {
-			c.logger.Warn("close kafka reader", "err", err)
+		// Last, after the final Kafka commits: leaving the group hands the partitions to the other
+		// replicas at once.
+		if err := group.Close(); err != nil {
+			c.logger.Warn("leave consumer group", "err", err)
 		}
 	}()
 
-	// Kafka commits run beside the next batches: the offsets stored with every batch already make
-	// them no more than where a restarted consumer resumes fetching. Registered after the reader's
-	// close, so this runs, and finishes the last commit, first. A partition's commits come from
-	// its one writer, in order.
-	kafkaCommits := make(chan []kafkago.Message, c.cfg.Writers)
+	// Kafka commits run beside the next batches. Positions come from Postgres, so these only show
+	// the group's progress to Kafka's tools (lag exporters, kafka-consumer-groups). Registered after
+	// the group's close, so this runs, and finishes the last commit, first.
+	kafkaCommits := make(chan map[string]map[int]int64, c.cfg.Writers)
 	committed := make(chan struct{})
 	go func() {
 		defer close(committed)
-		for msgs := range kafkaCommits {
-			if err := reader.CommitMessages(procCtx, msgs...); err != nil {
-				c.logger.Warn("kafka commit failed; the batch will be skipped when consumed again", "err", err)
+		for offsets := range kafkaCommits {
+			if gen := c.gen.Load(); gen != nil {
+				if err := gen.CommitOffsets(offsets); err != nil {
+					c.logger.Debug("kafka commit failed; the offsets stored in Postgres stand", "err", err)
+				}
 			}
 		}
 	}()
@@ -381,6 +417,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 		writers.Go(func() {
 			w := &writeState{
 				stored:  make(map[topicPartition]int64),
+				prev:    make(map[topicPartition]position),
 				last:    make(map[topicPartition]int),
 				records: make(map[string][]any, len(c.sinks)),
 				counts:  make(map[string]int, len(c.sinks)),
@@ -413,7 +450,8 @@ func (c *Consumer) Run(ctx context.Context) error {
 		writers.Wait()
 		close(writersDone)
 	}()
-	// An idle consumer checks Postgres now and then, so readiness follows it.
+	// An idle consumer checks Postgres now and then, so readiness follows it and a restore that
+	// took back what this consumer wrote is found even when no new message comes.
 	idle := time.NewTicker(idleCheck)
 	defer idle.Stop()
 	for {
@@ -426,11 +464,18 @@ func (c *Consumer) Run(ctx context.Context) error {
 			return nil
 		case <-idle.C:
 			if time.Since(time.Unix(0, lastCommit.Load())) >= idleCheck {
-				c.setDB(c.ping(procCtx))
+				c.setDB(c.checkStored(procCtx))
 			}
 		}
 	}
 }
+
+// fetchedQueue is how many fetched messages wait for the batcher, from all partitions together;
+// partitionQueue how many each partition's reader holds ahead of that.
+const (
+	fetchedQueue   = 4096
+	partitionQueue = 256
+)
 
 func (c *Consumer) ping(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -445,19 +490,216 @@ func (c *Consumer) ping(ctx context.Context) error {
 	return nil
 }
 
-// watchJoin notes the first group generation: the reader tells it only through its counters.
-func (c *Consumer) watchJoin(ctx context.Context, r *kafkago.Reader) {
-	t := time.NewTicker(50 * time.Millisecond)
-	defer t.Stop()
+// checkStored compares the offsets Postgres stores with those this consumer committed in the
+// current epoch, and rewinds when Postgres has fewer: a failover or a restore took back rows
+// that no new message would reveal. Its error is Postgres'.
+func (c *Consumer) checkStored(ctx context.Context) error {
+	if err := c.ping(ctx); err != nil {
+		return err
+	}
+	epoch := c.epoch.Load()
+	// Taken before the read: commits only raise what is stored, so a commit landing between the
+	// two cannot look like a loss.
+	c.mu.Lock()
+	mine := maps.Clone(c.committed)
+	c.mu.Unlock()
+	stored, err := c.readStored(ctx)
+	if err != nil {
+		return err
+	}
+	for tp, p := range mine {
+		s, ok := stored[tp]
+		if !ok {
+			s = -1
+		}
+		if p.epoch == epoch && s < p.offset {
+			c.logger.Warn("postgres stores less than this consumer committed (failover or restore); reading again from the stored offsets",
+				"topic", tp.topic, "partition", tp.partition, "stored", s, "committed", p.offset)
+			c.markBehind(epoch)
+			break
+		}
+	}
+	return nil
+}
+
+// readStored reads the group's stored offsets.
+func (c *Consumer) readStored(ctx context.Context) (map[topicPartition]int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	rows, err := c.pool.Query(ctx, `SELECT topic, partition, "offset" FROM `+c.offsetsTable+` WHERE consumer_group = $1`, c.cfg.Group)
+	if err != nil {
+		return nil, fmt.Errorf("read stored offsets: %w", err)
+	}
+	stored := make(map[topicPartition]int64)
+	var tp topicPartition
+	var off int64
+	if _, err := pgx.ForEachRow(rows, []any{&tp.topic, &tp.partition, &off}, func() error {
+		stored[tp] = off
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("read stored offsets: %w", err)
+	}
+	return stored, nil
+}
+
+// markBehind notes that, in epoch, Postgres was found to hold less than this consumer committed,
+// and wakes the session to read its partitions again.
+func (c *Consumer) markBehind(epoch uint64) {
 	for {
-		if r.Stats().Rebalances > 0 {
-			c.setJoined()
+		old := c.behind.Load()
+		if epoch <= old || c.behind.CompareAndSwap(old, epoch) {
+			break
+		}
+	}
+	select {
+	case c.rewind <- struct{}{}:
+	default:
+	}
+}
+
+// follow takes the group's generations one after the other and runs a session for each: the
+// partitions a generation assigns are this consumer's until the next rebalance.
+func (c *Consumer) follow(ctx context.Context, group *kafkago.ConsumerGroup, in chan<- fetched) {
+	var sessions sync.WaitGroup
+	defer sessions.Wait()
+	for {
+		gen, err := group.Next(ctx)
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, kafkago.ErrGroupClosed) {
+				return
+			}
+			// The group retries by itself, after a backoff.
+			c.logger.Warn("consumer group join failed; retrying", "err", err)
+			continue
+		}
+		c.gen.Store(gen)
+		c.metrics.generations.Inc()
+		c.setJoined()
+		sessions.Add(1)
+		// The group moves to its next generation only once this returns.
+		gen.Start(func(genCtx context.Context) {
+			defer sessions.Done()
+			sctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			defer context.AfterFunc(genCtx, cancel)()
+			c.session(sctx, gen, in)
+		})
+	}
+}
+
+// position is where a partition's reading starts or stands: an offset read from Postgres (or
+// committed), in the epoch of the positioning it belongs to.
+type position struct {
+	epoch  uint64
+	offset int64 // -1: none stored
+}
+
+// fetched is a message with the position its partition's reader started after.
+type fetched struct {
+	msg  kafkago.Message
+	from position
+}
+
+// session reads the partitions gen assigns until ctx ends, each from the offset after the one
+// Postgres stores for it, and all of them again from there whenever a writer finds Postgres behind
+// what this consumer committed. Each positioning is a new epoch: messages of an older one are
+// dropped wherever they wait, unwritten.
+func (c *Consumer) session(ctx context.Context, gen *kafkago.Generation, in chan<- fetched) {
+	var parts []topicPartition
+	for topic, as := range gen.Assignments {
+		for _, a := range as {
+			parts = append(parts, topicPartition{topic, a.ID})
+		}
+	}
+	c.logger.Info("partitions assigned", "generation", gen.ID, "partitions", len(parts))
+	backoff := c.cfg.MinBackoff
+	for {
+		epoch := c.epoch.Add(1)
+		stored, err := c.readStored(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			c.setDB(err)
+			c.logger.Warn("cannot read the stored offsets; retrying", "err", err, "retry_in", backoff)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, c.cfg.MaxBackoff)
+			continue
+		}
+		backoff = c.cfg.MinBackoff
+		c.setDB(nil)
+		fctx, stop := context.WithCancel(ctx)
+		var readers sync.WaitGroup
+		for _, tp := range parts {
+			from := position{epoch: epoch, offset: -1}
+			if off, ok := stored[tp]; ok {
+				from.offset = off
+			}
+			readers.Go(func() { c.fetchPartition(fctx, tp, from, in) })
+		}
+		rewind := c.awaitBehind(ctx, epoch)
+		stop()
+		readers.Wait()
+		if !rewind {
 			return
 		}
+		c.metrics.rewinds.Inc()
+	}
+}
+
+// awaitBehind waits until a writer finds Postgres behind in epoch (true) or ctx ends (false).
+func (c *Consumer) awaitBehind(ctx context.Context, epoch uint64) bool {
+	for {
 		select {
 		case <-ctx.Done():
+			return false
+		case <-c.rewind:
+			if c.behind.Load() >= epoch {
+				return true
+			}
+		}
+	}
+}
+
+// fetchPartition reads tp from the offset after from's until ctx ends, handing each message to in.
+func (c *Consumer) fetchPartition(ctx context.Context, tp topicPartition, from position, in chan<- fetched) {
+	r := c.kc.NewPartitionReader(tp.topic, tp.partition, partitionQueue)
+	defer func() {
+		if err := r.Close(); err != nil {
+			c.logger.Debug("close partition reader", "topic", tp.topic, "partition", tp.partition, "err", err)
+		}
+	}()
+	start := from.offset + 1
+	if from.offset < 0 {
+		start = kafkago.FirstOffset
+	}
+	// Cannot fail on a reader that has not read yet.
+	_ = r.SetOffset(start)
+	backoff := c.cfg.MinBackoff
+	for {
+		m, err := r.FetchMessage(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			c.logger.Warn("kafka fetch failed", "topic", tp.topic, "partition", tp.partition, "err", err, "retry_in", backoff)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, c.cfg.MaxBackoff)
+			continue
+		}
+		backoff = c.cfg.MinBackoff
+		select {
+		case in <- fetched{msg: m, from: from}:
+		case <-ctx.Done():
 			return
-		case <-t.C:
 		}
 	}
 }
@@ -469,6 +711,7 @@ type topicPartition struct {
 
 type item struct {
 	msg     kafkago.Message
+	from    position // where its partition's reader started
 	rec     any
 	err     error // decode error: the message goes to the DLQ
 	dlqDone bool  // already produced to the DLQ by an earlier attempt
@@ -483,7 +726,7 @@ type batch struct {
 // fetchLoop fills one batch per writer (up to BatchSize, or until BatchWait after its first
 // message), decoding while the writers commit earlier ones, and hands each to its writer's queue,
 // blocking while that is full. It returns when ctx ends, handing over what it holds.
-func (c *Consumer) fetchLoop(ctx context.Context, r *kafkago.Reader, queues []chan *batch, free chan *batch) {
+func (c *Consumer) fetchLoop(ctx context.Context, in <-chan fetched, queues []chan *batch, free chan *batch) {
 	open := make([]*batch, len(queues))
 	// Sending is not abandoned when ctx ends: the writers drain their queues until they close.
 	handOver := func(due time.Time) {
@@ -500,7 +743,6 @@ func (c *Consumer) fetchLoop(ctx context.Context, r *kafkago.Reader, queues []ch
 	var waitUntil time.Time
 	waitCtx, cancel := until(ctx, waitUntil)
 	defer func() { cancel() }()
-	backoff := c.cfg.MinBackoff
 	// The clock messages are validated against: read when a batch opens and after every wait on a
 	// writer, so never older than BatchWait, instead of once per message.
 	clock := time.Now()
@@ -516,30 +758,21 @@ func (c *Consumer) fetchLoop(ctx context.Context, r *kafkago.Reader, queues []ch
 			waitUntil = due
 			waitCtx, cancel = until(ctx, waitUntil)
 		}
-		m, err := r.FetchMessage(waitCtx)
-		if err != nil {
-			switch {
-			case ctx.Err() != nil || errors.Is(err, io.EOF):
+		var f fetched
+		select {
+		case f = <-in:
+		case <-waitCtx.Done():
+			if ctx.Err() != nil {
 				return
-			case waitCtx.Err() != nil:
-				handOver(time.Now())
-				clock = time.Now()
-				continue
 			}
-			// Group (re)join failures surface here after the reader's own retries; it keeps trying,
-			// and what was fetched before is written meanwhile.
-			c.logger.Warn("kafka fetch failed", "err", err, "retry_in", backoff)
-			handOver(time.Time{})
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(backoff):
-			}
-			backoff = min(2*backoff, c.cfg.MaxBackoff)
+			handOver(time.Now())
 			clock = time.Now()
 			continue
 		}
-		backoff = c.cfg.MinBackoff
+		if f.from.epoch < c.epoch.Load() {
+			continue // read before the partitions were positioned anew
+		}
+		m := f.msg
 
 		i := WriterOf(m.Partition, len(queues))
 		b := open[i]
@@ -554,7 +787,7 @@ func (c *Consumer) fetchLoop(ctx context.Context, r *kafkago.Reader, queues []ch
 			b.due = clock.Add(c.cfg.BatchWait)
 			open[i] = b
 		}
-		it := item{msg: m}
+		it := item{msg: m, from: f.from}
 		if s, ok := c.sinks[m.Topic]; !ok {
 			it.err = fmt.Errorf("no sink for topic %s", m.Topic)
 		} else if it.err = checkSchemaVersion(m); it.err == nil {
@@ -586,8 +819,9 @@ func until(ctx context.Context, due time.Time) (context.Context, context.CancelF
 
 // writeState is reused across batches to keep the hot path free of per-message allocations.
 type writeState struct {
-	stored  map[topicPartition]int64
-	last    map[topicPartition]int // index of the batch's last item per partition
+	stored  map[topicPartition]int64    // of the attempt's partitions, read under lock
+	prev    map[topicPartition]position // the offset before the next message of each partition's reader
+	last    map[topicPartition]int      // index of the batch's last item per partition
 	records map[string][]any
 	counts  map[string]int
 	dlq     []kafkago.Message
@@ -599,8 +833,21 @@ type writeState struct {
 
 // commitBatch writes b, retrying Postgres (and DLQ) failures until it succeeds or ctx ends,
 // then hands the offsets to the Kafka committer and runs the hooks.
-func (c *Consumer) commitBatch(ctx context.Context, kafkaCommits chan<- []kafkago.Message, dlq *kafkago.Writer, w *writeState, b *batch) error {
+func (c *Consumer) commitBatch(ctx context.Context, kafkaCommits chan<- map[string]map[int]int64, dlq *kafkago.Writer, w *writeState, b *batch) error {
 	start := time.Now()
+	// Messages read before their partitions were positioned anew, or after a batch of theirs found
+	// Postgres behind (their reader's stream has a hole there now), are dropped: they are read again.
+	epoch, behind := c.epoch.Load(), c.behind.Load()
+	b.items = slices.DeleteFunc(b.items, func(it item) bool { return it.from.epoch < epoch || it.from.epoch <= behind })
+	if len(b.items) == 0 {
+		return nil
+	}
+	lastPerPartition(w.last, b.items)
+	for tp, i := range w.last {
+		if from := b.items[i].from; from.epoch > w.prev[tp].epoch {
+			w.prev[tp] = from
+		}
+	}
 	// The batch continues its messages' traces: what it writes (outbox messages among them) carries
 	// this span's context.
 	ctx, span := c.tracer.Start(ctx, "ingest batch", trace.WithSpanKind(trace.SpanKindConsumer),
@@ -611,7 +858,6 @@ func (c *Consumer) commitBatch(ctx context.Context, kafkaCommits chan<- []kafkag
 		linkProducers(ctx, span, b.items)
 	}
 	backoff := c.cfg.MinBackoff
-	lastPerPartition(w.last, b.items)
 	for attempt := 1; ; attempt++ {
 		w.attempt = attempt
 		attemptCtx, cancel := context.WithTimeout(ctx, attemptTimeout)
@@ -619,6 +865,15 @@ func (c *Consumer) commitBatch(ctx context.Context, kafkaCommits chan<- []kafkag
 		cancel()
 		if err == nil {
 			break
+		}
+		var lost *lostError
+		if errors.As(err, &lost) {
+			c.setDB(nil)
+			c.logger.Warn("postgres stores less than this consumer committed (failover or restore); reading again from the stored offsets",
+				"topic", lost.tp.topic, "partition", lost.tp.partition, "stored", lost.stored, "committed", lost.committed)
+			span.SetStatus(codes.Error, "postgres behind: batch dropped, read again")
+			c.markBehind(lost.epoch)
+			return nil
 		}
 		if ctx.Err() == nil {
 			c.setDB(err)
@@ -644,13 +899,19 @@ func (c *Consumer) commitBatch(ctx context.Context, kafkaCommits chan<- []kafkag
 		}
 	}
 
-	// The stored offsets make a lost Kafka commit harmless: the messages come back and are skipped.
-	commits := make([]kafkago.Message, 0, len(w.last))
+	// Kafka's commit is the offset of the next message to read.
+	commits := make(map[string]map[int]int64, 1)
+	c.mu.Lock()
 	for tp, i := range w.last {
 		m := b.items[i].msg
-		commits = append(commits, kafkago.Message{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset})
+		if commits[tp.topic] == nil {
+			commits[tp.topic] = make(map[int]int64)
+		}
+		commits[tp.topic][tp.partition] = m.Offset + 1
+		c.committed[tp] = w.prev[tp]
 		c.metrics.lag.WithLabelValues(tp.topic, strconv.Itoa(tp.partition)).Set(float64(max(0, m.HighWaterMark-m.Offset-1)))
 	}
+	c.mu.Unlock()
 	kafkaCommits <- commits
 	skipped := 0
 	clear(w.counts)
@@ -737,9 +998,11 @@ func (c *Consumer) writeBatch(ctx context.Context, dlq *kafkago.Writer, w *write
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
 
-	// The batch's offsets are stored up front, in the round trip that reads what an earlier run
-	// stored (the read sees the values from before): a failure later rolls both back with the rest.
-	// Sorted, so that consumers overlapping during a rebalance lock offset rows in one order.
+	// The batch's partitions' offset rows are locked first (created when missing), so that two
+	// replicas writing one partition during a rebalance take turns, and the second reads what the
+	// first stored. What is stored decides what is written: the fence against doubles. The new
+	// offsets are set in the same round trip (the read returns the values from before); a failure
+	// later rolls all of it back. Sorted, so that transactions lock offset rows in one order.
 	w.offT, w.offP, w.offO = w.offT[:0], w.offP[:0], w.offO[:0]
 	for tp, i := range last {
 		w.offT = append(w.offT, tp.topic)
@@ -748,7 +1011,14 @@ func (c *Consumer) writeBatch(ctx context.Context, dlq *kafkago.Writer, w *write
 	}
 	clear(w.stored)
 	var offsets pgx.Batch
-	offsets.Queue(`SELECT topic, partition, "offset" FROM `+c.offsetsTable+` WHERE consumer_group = $1`, c.cfg.Group).
+	offsets.Queue(`
+INSERT INTO `+c.offsetsTable+` (consumer_group, topic, partition, "offset")
+SELECT $1, t, p, -1 FROM unnest($2::text[], $3::int[]) AS u(t, p) ORDER BY t, p
+ON CONFLICT (consumer_group, topic, partition) DO NOTHING`, c.cfg.Group, w.offT, w.offP)
+	offsets.Queue(`
+SELECT o.topic, o.partition, o."offset" FROM `+c.offsetsTable+` o
+JOIN unnest($2::text[], $3::int[]) AS u(t, p) ON o.topic = u.t AND o.partition = u.p
+WHERE o.consumer_group = $1 ORDER BY o.topic, o.partition FOR UPDATE OF o`, c.cfg.Group, w.offT, w.offP).
 		Query(func(rows pgx.Rows) error {
 			var tp topicPartition
 			var off int64
@@ -759,13 +1029,17 @@ func (c *Consumer) writeBatch(ctx context.Context, dlq *kafkago.Writer, w *write
 			return err
 		})
 	offsets.Queue(`
-INSERT INTO `+c.offsetsTable+` AS o (consumer_group, topic, partition, "offset")
-SELECT $1, t, p, n FROM unnest($2::text[], $3::int[], $4::bigint[]) AS u(t, p, n) ORDER BY t, p
-ON CONFLICT (consumer_group, topic, partition)
-DO UPDATE SET "offset" = greatest(o."offset", excluded."offset"), updated_at = now()`,
+UPDATE `+c.offsetsTable+` o SET "offset" = greatest(o."offset", u.n), updated_at = now()
+FROM unnest($2::text[], $3::int[], $4::bigint[]) AS u(t, p, n)
+WHERE o.consumer_group = $1 AND o.topic = u.t AND o.partition = u.p`,
 		c.cfg.Group, w.offT, w.offP, w.offO)
 	if err := tx.SendBatch(ctx, &offsets).Close(); err != nil {
-		return fmt.Errorf("read and store offsets: %w", err)
+		return fmt.Errorf("lock and store offsets: %w", err)
+	}
+	for tp := range last {
+		if stored, prev := w.stored[tp], w.prev[tp]; stored < prev.offset {
+			return &lostError{tp: tp, stored: stored, committed: prev.offset, epoch: prev.epoch}
+		}
 	}
 
 	for k, v := range w.records {
@@ -774,8 +1048,7 @@ DO UPDATE SET "offset" = greatest(o."offset", excluded."offset"), updated_at = n
 	w.dlq = w.dlq[:0]
 	for i := range items {
 		it := &items[i]
-		stored, ok := w.stored[topicPartition{it.msg.Topic, it.msg.Partition}]
-		it.skip = ok && it.msg.Offset <= stored
+		it.skip = it.msg.Offset <= w.stored[topicPartition{it.msg.Topic, it.msg.Partition}]
 		switch {
 		case it.skip:
 		case it.err != nil:
@@ -818,7 +1091,22 @@ DO UPDATE SET "offset" = greatest(o."offset", excluded."offset"), updated_at = n
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	for tp, i := range last {
+		w.prev[tp] = position{epoch: w.prev[tp].epoch, offset: max(w.stored[tp], items[i].msg.Offset)}
+	}
 	return nil
+}
+
+// lostError is a batch that found its partition's stored offset below what this consumer had
+// committed there: Postgres lost commits.
+type lostError struct {
+	tp                topicPartition
+	stored, committed int64
+	epoch             uint64
+}
+
+func (e *lostError) Error() string {
+	return fmt.Sprintf("%s/%d: postgres stores offset %d, this consumer committed %d", e.tp.topic, e.tp.partition, e.stored, e.committed)
 }
 
 // maxLinks bounds the links of a batch's span (OpenTelemetry's default limit): a batch of thousands of

@@ -15,6 +15,8 @@ type metrics struct {
 	ready        prometheus.Gauge
 	retries      prometheus.Counter
 	replayed     prometheus.Counter
+	generations  prometheus.Counter
+	rewinds      prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -53,6 +55,14 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "tidemark_ingest_replayed_total",
 			Help: "Messages consumed again after a restart and skipped because their offsets were already stored.",
 		}),
+		generations: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tidemark_ingest_group_generations_total",
+			Help: "Consumer group generations joined: one at start, one more after each rebalance.",
+		}),
+		rewinds: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tidemark_ingest_rewinds_total",
+			Help: "Times Postgres was found to store less than this consumer committed (failover, restore) and the partitions were read again from the stored offsets.",
+		}),
 	}
 	m.messages = telemetry.Register(reg, m.messages)
 	m.dlq = telemetry.Register(reg, m.dlq)
@@ -62,6 +72,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.ready = telemetry.Register(reg, m.ready)
 	m.retries = telemetry.Register(reg, m.retries)
 	m.replayed = telemetry.Register(reg, m.replayed)
+	m.generations = telemetry.Register(reg, m.generations)
+	m.rewinds = telemetry.Register(reg, m.rewinds)
 	return m
 }
 

@@ -49,6 +49,7 @@ func (c Config) NewWriter(topic string) *kafkago.Writer {
 
 // NewReader returns a consumer-group reader over topics that starts at the oldest offset when the
 // group has none and never commits by itself: callers FetchMessage, persist, then CommitMessages.
+// For readers that keep their own offsets (ingest keeps them in Postgres), see NewConsumerGroup.
 func (c Config) NewReader(group string, topics []string) *kafkago.Reader {
 	return kafkago.NewReader(kafkago.ReaderConfig{
 		Brokers:     c.Brokers,
@@ -64,20 +65,46 @@ func (c Config) NewReader(group string, topics []string) *kafkago.Reader {
 		// Enough queued messages for the next batch to be ready while the current one commits.
 		QueueCapacity:  4096,
 		CommitInterval: 0,
-		Dialer: &kafkago.Dialer{
-			ClientID: c.ClientID,
-			Timeout:  10 * time.Second,
-			// Fetch responses are megabytes read through kafka-go's 4 KB buffer: a read system
-			// call per three fills, a seventh of the consumer's CPU, without a buffer of our own.
-			DialFunc: bufconn.Dialer(nil),
-		},
+		Dialer:         c.dialer(),
 	})
+}
+
+// NewConsumerGroup joins group over topics and hands out its generations: the partitions this
+// member owns until the next rebalance, read by callers with NewPartitionReader from offsets they
+// keep themselves. sessionTimeout is how long the coordinator waits for a silent member before it
+// gives the member's partitions to the others (0: 30s); heartbeats go ten times as often. A group
+// whose topics gain partitions rebalances to take them in.
+func (c Config) NewConsumerGroup(group string, topics []string, sessionTimeout time.Duration) (*kafkago.ConsumerGroup, error) {
+	if sessionTimeout <= 0 {
+		sessionTimeout = 30 * time.Second
+	}
+	cg, err := kafkago.NewConsumerGroup(kafkago.ConsumerGroupConfig{
+		ID:                    group,
+		Brokers:               c.Brokers,
+		Dialer:                c.dialer(),
+		Topics:                topics,
+		StartOffset:           kafkago.FirstOffset,
+		SessionTimeout:        sessionTimeout,
+		HeartbeatInterval:     sessionTimeout / 10,
+		RebalanceTimeout:      sessionTimeout,
+		WatchPartitionChanges: true,
+		JoinGroupBackoff:      time.Second,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kafka: consumer group %s: %w", group, err)
+	}
+	return cg, nil
 }
 
 // NewPartitionReader returns a reader of one partition of topic without a group, positioned by the
 // caller with SetOffset: for consumers that must know where they start (every replica of the
-// WebSocket edge reads every partition from the end offsets it looked up) and commit nothing.
-func (c Config) NewPartitionReader(topic string, partition int) *kafkago.Reader {
+// WebSocket edge reads every partition from the end offsets it looked up; ingest from the offsets
+// stored in Postgres) and commit nothing. queue is how many fetched messages it holds ahead of its
+// caller (0: 1024).
+func (c Config) NewPartitionReader(topic string, partition, queue int) *kafkago.Reader {
+	if queue <= 0 {
+		queue = 1024
+	}
 	return kafkago.NewReader(kafkago.ReaderConfig{
 		Brokers:   c.Brokers,
 		Topic:     topic,
@@ -86,13 +113,19 @@ func (c Config) NewPartitionReader(topic string, partition int) *kafkago.Reader 
 		MaxBytes:  1 << 20,
 		// A live feed: an empty fetch returns soon so that the next message waits on a fresh one.
 		MaxWait:       100 * time.Millisecond,
-		QueueCapacity: 4096,
-		Dialer: &kafkago.Dialer{
-			ClientID: c.ClientID,
-			Timeout:  10 * time.Second,
-			DialFunc: bufconn.Dialer(nil),
-		},
+		QueueCapacity: queue,
+		Dialer:        c.dialer(),
 	})
+}
+
+func (c Config) dialer() *kafkago.Dialer {
+	return &kafkago.Dialer{
+		ClientID: c.ClientID,
+		Timeout:  10 * time.Second,
+		// Fetch responses are megabytes read through kafka-go's 4 KB buffer: a read system
+		// call per three fills, a seventh of the consumer's CPU, without a buffer of our own.
+		DialFunc: bufconn.Dialer(nil),
+	}
 }
 
 // EndOffsets returns, for every partition of each topic, the offset the next message written to it

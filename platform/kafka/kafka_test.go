@@ -208,7 +208,7 @@ func TestPartitionReaderFromEndOffsets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := kc.NewPartitionReader("edge", p)
+		r := kc.NewPartitionReader("edge", p, 0)
 		if err := r.SetOffset(end); err != nil {
 			t.Fatal(err)
 		}

@@ -97,7 +97,7 @@ func (r *Reader) Run(ctx context.Context) error {
 		}
 		slices.Sort(parts)
 		for _, p := range parts {
-			rd := r.kc.NewPartitionReader(topic, p)
+			rd := r.kc.NewPartitionReader(topic, p, 4096)
 			if err := rd.SetOffset(ends[topic][p]); err != nil {
 				return fmt.Errorf("position %s/%d: %w", topic, p, err)
 			}
