@@ -54,8 +54,9 @@ type Store interface {
 	InsuranceFunds(ctx context.Context, now int64) ([]InsuranceFund, error)
 	// Params returns the newest parameter blob, or a fault.NotFound error before the first.
 	Params(ctx context.Context) (ts int64, params json.RawMessage, err error)
-	// Published returns the last message published to an edge topic for every market, by symbol.
-	Published(ctx context.Context, topic string) ([]json.RawMessage, error)
+	// Published returns the last message published to an edge topic for every market, by symbol,
+	// and the seq of the topic's channel's last message, read together: the list is current to it.
+	Published(ctx context.Context, topic string) (data []json.RawMessage, seq int64, err error)
 }
 
 // CountAmount is how many and how much (quote, 1e6).

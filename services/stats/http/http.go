@@ -47,18 +47,22 @@ func Routes(api *httpapi.API, store stats.Store) {
 
 // Internal registers the edge snapshots on the internal port's api: the last publication of every
 // market to edge.markets and edge.pricing, which a WebSocket edge replica warms its init messages
-// from.
+// from: {"success":true,"data":[...],"seqs":{<channel>:<seq>}}.
 func Internal(api *httpapi.API, store stats.Store, prefix string) {
+	channels := map[string]string{events.TopicEdgeMarkets: events.MarketsChannel, events.TopicEdgePricing: events.PricingChannel}
 	snapshot := func(topic string) httpapi.Func {
 		return func(r *nethttp.Request) (any, error) {
-			data, err := store.Published(r.Context(), topic)
+			data, seq, err := store.Published(r.Context(), topic)
 			if err != nil {
 				return nil, err
 			}
+			// seqs gives the channel's seq the list is current to, as the market service's candle
+			// snapshot does: the edge's init carries it, and the channel's next message is one more.
 			return struct {
 				Success bool              `json:"success"`
 				Data    []json.RawMessage `json:"data"`
-			}{true, data}, nil
+				Seqs    map[string]int64  `json:"seqs"`
+			}{true, data, map[string]int64{channels[topic]: seq}}, nil
 		}
 	}
 	api.Handle(nethttp.MethodGet, prefix+"edge/markets", snapshot(events.TopicEdgeMarkets))

@@ -18,12 +18,15 @@ import (
 
 // The edge topics' messages, which the WebSocket edge forwards to its markets and pricing channels:
 //
-//   - edge.markets: one message per changed market, key the market's symbol, value the market's
-//     summary exactly as /stats/markets serves it among its records (stats.MarketSummary), event
-//     type "marketSummary".
-//   - edge.pricing: one message per changed market, key the market's symbol, value its pricing data
-//     (stats.Pricing: symbol, marketIndex, marketType, oraclePrice, oraclePriceSlot, price,
-//     markPrice, markPriceSlot), event type "pricing".
+//   - edge.markets: one message per changed market, value the market's summary exactly as
+//     /stats/markets serves it among its records (stats.MarketSummary), event type "marketSummary".
+//   - edge.pricing: one message per changed market, value its pricing data (stats.Pricing: symbol,
+//     marketIndex, marketType, oraclePrice, oraclePriceSlot, price, markPrice, markPriceSlot), event
+//     type "pricing".
+//
+// Each topic is one WebSocket channel (events.MarketsChannel, events.PricingChannel), whose messages
+// the outbox numbers; the key is the channel, so that the whole channel sits in one partition and
+// every edge replica reads it in the order of its numbers.
 //
 // A market is published to a topic when its value there differs from its last publication, at most
 // once per MinEdgeInterval; GET /internal/edge/markets and /internal/edge/pricing serve the last
@@ -109,6 +112,17 @@ func (b *Background) Run(ctx context.Context) error {
 	}
 }
 
+// edgeChannel is the WebSocket channel of an edge topic of the service.
+func edgeChannel(topic string) (string, error) {
+	switch topic {
+	case events.TopicEdgeMarkets:
+		return events.MarketsChannel, nil
+	case events.TopicEdgePricing:
+		return events.PricingChannel, nil
+	}
+	return "", fmt.Errorf("%s is not an edge topic of the stats service", topic)
+}
+
 type published struct {
 	value []byte
 	at    time.Time
@@ -158,11 +172,15 @@ func (p *Publisher) Publish(ctx context.Context) (int, error) {
 		if ok && (bytes.Equal(prev.value, b) || now.Sub(prev.at) < MinEdgeInterval) {
 			return nil
 		}
-		m, err := events.NewMessage(topic, symbol, eventType, json.RawMessage(b))
+		channel, err := edgeChannel(topic)
 		if err != nil {
 			return err
 		}
-		msgs = append(msgs, m)
+		m, err := events.NewMessage(topic, channel, eventType, json.RawMessage(b))
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, events.InChannel(m, channel))
 		topics, symbols, values = append(topics, topic), append(symbols, symbol), append(values, string(b))
 		return nil
 	}

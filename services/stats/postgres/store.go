@@ -15,6 +15,7 @@ import (
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/fault"
 	"github.com/tidemark/tidemark/platform/markets"
+	"github.com/tidemark/tidemark/platform/outbox"
 	"github.com/tidemark/tidemark/platform/series"
 	"github.com/tidemark/tidemark/services/stats"
 )
@@ -531,10 +532,20 @@ func (s *Store) Params(ctx context.Context) (int64, json.RawMessage, error) {
 }
 
 // Published implements stats.Store.
-func (s *Store) Published(ctx context.Context, topic string) ([]json.RawMessage, error) {
-	rows, err := s.pool.Query(ctx, `SELECT value FROM `+s.t.edgePublished+` WHERE topic = $1 ORDER BY symbol`, topic)
+func (s *Store) Published(ctx context.Context, topic string) ([]json.RawMessage, int64, error) {
+	channel, err := edgeChannel(topic)
 	if err != nil {
-		return nil, fmt.Errorf("read the last %s publications: %w", topic, err)
+		return nil, 0, err
+	}
+	// One snapshot: the publications and the channel's number move in one transaction (Publish).
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, 0, fmt.Errorf("read the last %s publications: %w", topic, err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	rows, err := tx.Query(ctx, `SELECT value FROM `+s.t.edgePublished+` WHERE topic = $1 ORDER BY symbol`, topic)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read the last %s publications: %w", topic, err)
 	}
 	out := []json.RawMessage{}
 	var v []byte
@@ -542,7 +553,11 @@ func (s *Store) Published(ctx context.Context, topic string) ([]json.RawMessage,
 		out = append(out, json.RawMessage(append([]byte(nil), v...)))
 		return nil
 	}); err != nil {
-		return nil, fmt.Errorf("read the last %s publications: %w", topic, err)
+		return nil, 0, fmt.Errorf("read the last %s publications: %w", topic, err)
 	}
-	return out, nil
+	seqs, err := outbox.Seqs(ctx, tx, s.schema, channel)
+	if err != nil {
+		return nil, 0, err
+	}
+	return out, seqs[channel], nil
 }

@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"sync"
@@ -23,12 +24,19 @@ type edgeLog struct {
 	msgs []kafkago.Message
 }
 
+// symbolOf is the market an edge message is of (the key is the channel, the same for all).
+func symbolOf(m kafkago.Message) string {
+	var k struct{ Symbol string }
+	_ = json.Unmarshal(m.Value, &k)
+	return k.Symbol
+}
+
 func (l *edgeLog) of(topic, symbol string) []kafkago.Message {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []kafkago.Message
 	for _, m := range l.msgs {
-		if m.Topic == topic && string(m.Key) == symbol {
+		if m.Topic == topic && symbolOf(m) == symbol {
 			out = append(out, m)
 		}
 	}
@@ -42,7 +50,7 @@ func (l *edgeLog) latest(topic string) map[string]string {
 	out := map[string]string{}
 	for _, m := range l.msgs {
 		if m.Topic == topic {
-			out[string(m.Key)] = string(m.Value)
+			out[symbolOf(m)] = string(m.Value)
 		}
 	}
 	return out
@@ -77,6 +85,13 @@ func follow(t *testing.T, kc kafka.Config) *edgeLog {
 // snapshotOf is GET /internal/edge/{topic} of the internal port, by symbol.
 func snapshotOf(t *testing.T, base, topic string) map[string]string {
 	t.Helper()
+	out, _ := snapshotWithSeqs(t, base, topic)
+	return out
+}
+
+// snapshotWithSeqs is GET /internal/edge/{topic} of the internal port, by symbol, and its seqs.
+func snapshotWithSeqs(t *testing.T, base, topic string) (map[string]string, map[string]int64) {
+	t.Helper()
 	resp, err := http.Get(base + "/internal/edge/" + topic)
 	if err != nil {
 		t.Fatal(err)
@@ -85,6 +100,7 @@ func snapshotOf(t *testing.T, base, topic string) map[string]string {
 	var body struct {
 		Success bool
 		Data    []json.RawMessage
+		Seqs    map[string]int64
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || !body.Success || resp.StatusCode != http.StatusOK {
 		t.Fatalf("snapshot of %s: %d %v", topic, resp.StatusCode, err)
@@ -97,7 +113,7 @@ func snapshotOf(t *testing.T, base, topic string) map[string]string {
 		}
 		out[k.Symbol] = string(d)
 	}
-	return out
+	return out, body.Seqs
 }
 
 // TestEdgePublications: after the commits that change them, each market's summary goes to
@@ -203,5 +219,36 @@ func TestEdgePublications(t *testing.T) {
 	})
 	if got := len(log.of(events.TopicEdgeMarkets, "SOL-PERP")); got != n {
 		t.Errorf("%d publications of SOL-PERP after a restart with nothing new for it, want %d", got, n)
+	}
+
+	// Each topic is one channel, keyed by it: its messages are numbered 1, 2, 3... in the order they
+	// are read, across the restart, and the snapshot is current to the last number.
+	for topic, channel := range map[string]string{events.TopicEdgeMarkets: events.MarketsChannel, events.TopicEdgePricing: events.PricingChannel} {
+		kittest.Eventually(t, 20*time.Second, "the "+topic+" snapshot to be current to the last message", func() bool {
+			log.mu.Lock()
+			var msgs []kafkago.Message
+			for _, m := range log.msgs {
+				if m.Topic == topic {
+					msgs = append(msgs, m)
+				}
+			}
+			log.mu.Unlock()
+			_, seqs := snapshotWithSeqs(t, internal.URL, topic[len("edge."):])
+			return seqs[channel] == int64(len(msgs))
+		})
+		log.mu.Lock()
+		var i int64
+		for _, m := range log.msgs {
+			if m.Topic != topic {
+				continue
+			}
+			i++
+			c, _ := kafka.Header(m, events.HeaderEdgeChannel)
+			seq, _ := kafka.Header(m, events.HeaderEdgeSeq)
+			if string(m.Key) != channel || c != channel || seq != fmt.Sprint(i) {
+				t.Errorf("%s message %d: key %q channel %q seq %q", topic, i, m.Key, c, seq)
+			}
+		}
+		log.mu.Unlock()
 	}
 }
