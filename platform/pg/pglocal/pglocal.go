@@ -160,6 +160,53 @@ func (s *Server) Resume(ctx context.Context) error {
 	return s.start(ctx)
 }
 
+// Crash stops the server as a power cut or `pg_ctl stop -m immediate` would: no checkpoint, and
+// commits not yet flushed (synchronous_commit off, the default here) are lost. Resume starts it
+// again, recovering from its WAL.
+func (s *Server) Crash() error {
+	return s.signalStop(syscall.SIGQUIT)
+}
+
+// Backup takes a base backup of the running cluster (pg_basebackup, with the WAL it needs) into a
+// new folder beside the data directory and returns that folder: the cluster as of now, for Restore.
+func (s *Server) Backup(ctx context.Context) (string, error) {
+	dir, err := os.MkdirTemp(filepath.Dir(s.dataDir), "backup-")
+	if err != nil {
+		return "", fmt.Errorf("pglocal: backup folder: %w", err)
+	}
+	if s.cred != nil {
+		if err := os.Chown(dir, int(s.cred.Uid), int(s.cred.Gid)); err != nil {
+			return "", fmt.Errorf("pglocal: chown %s: %w", dir, err)
+		}
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(s.binDir, "pg_basebackup"),
+		"-D", dir, "-h", "127.0.0.1", "-p", strconv.Itoa(s.port), "-U", superuser,
+		"--checkpoint=fast", "--wal-method=stream", "--no-sync")
+	s.setup(cmd)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", fmt.Errorf("pglocal: pg_basebackup: %w: %s", err, strings.TrimSpace(string(out)))
+	}
+	return dir, nil
+}
+
+// Restore crashes the server, puts its data directory back to backup (taken by Backup, and used
+// up here) and starts it: the cluster as a failover to a replica that lagged, or a restore from a
+// backup, leaves it. What was committed after the backup is gone.
+func (s *Server) Restore(ctx context.Context, backup string) error {
+	if err := s.Crash(); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(s.dataDir); err != nil {
+		return fmt.Errorf("pglocal: remove %s: %w", s.dataDir, err)
+	}
+	if err := os.Rename(backup, s.dataDir); err != nil {
+		return fmt.Errorf("pglocal: restore %s: %w", backup, err)
+	}
+	return s.start(ctx)
+}
+
 // Stop shuts the server down and removes a temporary data directory.
 func (s *Server) Stop() error {
 	err := s.stopProcess()
@@ -382,6 +429,11 @@ func (s *Server) waitReady(ctx context.Context, done <-chan struct{}) error {
 
 // stopProcess asks for a fast shutdown (SIGINT: abort sessions, checkpoint, exit) and waits.
 func (s *Server) stopProcess() error {
+	return s.signalStop(syscall.SIGINT)
+}
+
+// signalStop sends sig to the postmaster and waits for it to exit.
+func (s *Server) signalStop(sig syscall.Signal) error {
 	s.mu.Lock()
 	cmd, done := s.proc, s.done
 	s.proc, s.done = nil, nil
@@ -389,7 +441,7 @@ func (s *Server) stopProcess() error {
 	if cmd == nil {
 		return nil
 	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil && !errors.Is(err, os.ErrProcessDone) {
+	if err := cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		return fmt.Errorf("pglocal: signal postgres: %w", err)
 	}
 	select {

@@ -122,3 +122,46 @@ func queryInt(tb testing.TB, ctx context.Context, url, sql string) int {
 	}
 	return v
 }
+
+// TestCrashAndRestore: a crash keeps what was flushed, and a restore puts the cluster back to its
+// backup, dropping what was committed after it, as a failover to a lagging replica does.
+func TestCrashAndRestore(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv, err := pglocal.Start(ctx, pglocal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = srv.Stop() }()
+	url, err := srv.CreateDatabase(ctx, "restored")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec(t, ctx, url, `CREATE TABLE t (v int); INSERT INTO t VALUES (1)`)
+	backup, err := srv.Backup(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec(t, ctx, url, `INSERT INTO t VALUES (2)`)
+	exec(t, ctx, url, `CHECKPOINT`)
+
+	if err := srv.Crash(); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Resume(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := queryInt(t, ctx, url, `SELECT count(*) FROM t`); got != 2 {
+		t.Errorf("after a crash %d rows, want the 2 checkpointed", got)
+	}
+
+	if err := srv.Restore(ctx, backup); err != nil {
+		t.Fatal(err)
+	}
+	if got := queryInt(t, ctx, url, `SELECT count(*) FROM t`); got != 1 {
+		t.Errorf("after the restore %d rows, want the 1 of the backup", got)
+	}
+	if _, err := os.Stat(backup); !os.IsNotExist(err) {
+		t.Errorf("the backup folder is still there: %v", err)
+	}
+}
