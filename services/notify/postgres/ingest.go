@@ -285,11 +285,14 @@ func (in *Ingest) deliver(ctx context.Context, tx pgx.Tx, occs []notify.Occurren
 }
 
 // EdgeMessage is the edge.notifications message of a new notification of authority: keyed by the
-// wallet, its value record, the object as the feed serves it.
+// wallet, its value record, the object as the feed serves it. It is of the wallet's channel, so the
+// outbox numbers it there: the wallet's notifications come from batches of many partitions, which
+// the counter row's lock puts in commit order.
 func EdgeMessage(authority string, record []byte) events.Message {
 	return events.Message{
 		Topic: events.TopicEdgeNotifications, Key: []byte(authority), Value: record,
-		Headers: map[string]string{events.HeaderEventType: "notification", events.HeaderSchemaVersion: events.SchemaVersion},
+		Headers: map[string]string{events.HeaderEventType: "notification", events.HeaderSchemaVersion: events.SchemaVersion,
+			events.HeaderEdgeChannel: events.NotificationsChannel(authority)},
 	}
 }
 

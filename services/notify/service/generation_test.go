@@ -157,6 +157,7 @@ func TestGenerationFromAKnownStream(t *testing.T) {
 	if len(msgs) != 12 {
 		t.Fatalf("%d edge messages, want one per notification (12)", len(msgs))
 	}
+	seqs := map[string]int{} // the last seq read of each wallet's channel
 	for _, m := range msgs {
 		var n notify.Notification
 		if err := json.Unmarshal(m.Value, &n); err != nil {
@@ -168,6 +169,16 @@ func TestGenerationFromAKnownStream(t *testing.T) {
 		if v, _ := header(m, events.HeaderEventType); v != "notification" {
 			t.Errorf("event-type %q", v)
 		}
+		// Each wallet's messages are numbered 1, 2, 3... in the order of its partition.
+		channel, _ := header(m, events.HeaderEdgeChannel)
+		seq, _ := header(m, events.HeaderEdgeSeq)
+		if channel != events.NotificationsChannel(n.Authority) || seq != itoa(int64(seqs[channel]+1)) {
+			t.Errorf("edge message of %s: channel %q seq %q after %d", n.Authority, channel, seq, seqs[channel])
+		}
+		seqs[channel]++
+	}
+	if len(seqs) != 2 {
+		t.Errorf("edge messages of %d wallets' channels, want 2", len(seqs))
 	}
 }
 
