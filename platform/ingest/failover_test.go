@@ -1,0 +1,167 @@
+package ingest_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tidemark/tidemark/platform/ingest"
+	"github.com/tidemark/tidemark/platform/pg"
+	"github.com/tidemark/tidemark/platform/pg/pglocal"
+)
+
+// TestConsumerSurvivesPostgresLosingCommits takes back, under live ingest and again and again,
+// commits the consumer had made: its Postgres is put back to a backup taken seconds earlier (a
+// failover to a replica that lagged, a restore), or stopped immediately with commits not yet
+// flushed. Every message then is in the table exactly once, and a running count kept by the sink
+// (state derived from every record written, so a message applied twice or never shows) equals the
+// number produced.
+func TestConsumerSurvivesPostgresLosingCommits(t *testing.T) {
+	cases := []struct {
+		name string
+		// fault takes back what was committed since it began; begin runs first, with ingest going.
+		begin func(ctx context.Context, srv *pglocal.Server) (string, error)
+		fault func(ctx context.Context, srv *pglocal.Server, backup string) error
+		// rewinds tells whether every fault must be seen: a restore always takes commits back, an
+		// immediate stop only those the WAL writer had not flushed yet.
+		rewinds bool
+	}{
+		{
+			name:    "restored to a backup",
+			begin:   func(ctx context.Context, srv *pglocal.Server) (string, error) { return srv.Backup(ctx) },
+			fault:   func(ctx context.Context, srv *pglocal.Server, backup string) error { return srv.Restore(ctx, backup) },
+			rewinds: true,
+		},
+		{
+			name:  "stopped immediately",
+			begin: func(context.Context, *pglocal.Server) (string, error) { return "", nil },
+			fault: func(ctx context.Context, srv *pglocal.Server, _ string) error {
+				if err := srv.Crash(); err != nil {
+					return err
+				}
+				return srv.Resume(ctx)
+			},
+		},
+	}
+	const iterations = 3
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+			defer cancel()
+			srv, err := pglocal.Start(ctx, pglocal.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = srv.Stop() }()
+			url, err := srv.CreateDatabase(ctx, "failover")
+			if err != nil {
+				t.Fatal(err)
+			}
+			pool, err := pg.Open(ctx, url+"&connect_timeout=2", 4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pool.Close()
+			newItemsDB(t, pool)
+			if _, err := pool.Exec(ctx, `CREATE TABLE test.totals (id int PRIMARY KEY, n bigint NOT NULL); INSERT INTO test.totals VALUES (1, 0)`); err != nil {
+				t.Fatal(err)
+			}
+
+			kc := startBroker(t)
+			table := itemsTable()
+			sink := ingest.NewSink(itemsTopic, decodeItem, func(ctx context.Context, tx pgx.Tx, recs []item) error {
+				if _, err := table.Insert(ctx, tx, recs); err != nil {
+					return err
+				}
+				_, err := tx.Exec(ctx, `UPDATE test.totals SET n = n + $1 WHERE id = 1`, len(recs))
+				return err
+			})
+			reg := prometheus.NewRegistry()
+			cfg := testConfig()
+			cfg.BatchSize = 100
+			c, err := ingest.NewConsumer(cfg, ingest.Deps{Pool: pool, Kafka: kc, Registerer: reg}, []ingest.Sink{sink})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := start(t, c)
+
+			// Live production, 50 items every 20 ms, until the faults are over.
+			var produced atomic.Int64
+			prodCtx, stopProducing := context.WithCancel(ctx)
+			var producer sync.WaitGroup
+			producer.Go(func() {
+				for next := 0; prodCtx.Err() == nil; next += 50 {
+					produceItems(t, kc, genItems(next, 50))
+					produced.Store(int64(next + 50))
+					select {
+					case <-prodCtx.Done():
+					case <-time.After(20 * time.Millisecond):
+					}
+				}
+			})
+			defer func() {
+				stopProducing()
+				producer.Wait()
+			}()
+
+			stored := func() int64 {
+				var n int64
+				// The pool may be between servers: a failed read counts as no progress.
+				_ = pool.QueryRow(ctx, `SELECT coalesce(sum("offset" + 1), 0) FROM test.kafka_offsets`).Scan(&n)
+				return n
+			}
+			progress := func(what string, n int64) {
+				t.Helper()
+				from := stored()
+				eventually(t, time.Minute, func() (bool, string) {
+					s := stored()
+					return s >= from+n, fmt.Sprintf("%s: stored offsets moved from %d to %d, want +%d", what, from, s, n)
+				})
+			}
+			for i := range iterations {
+				progress("before the fault", 200)
+				backup, err := tc.begin(ctx, srv)
+				if err != nil {
+					t.Fatal(err)
+				}
+				progress("commits the fault takes back", 300)
+				if err := tc.fault(ctx, srv, backup); err != nil {
+					t.Fatalf("fault %d: %v", i+1, err)
+				}
+			}
+			progress("after the last fault", 200)
+			stopProducing()
+			producer.Wait()
+
+			want := int(produced.Load())
+			waitRows(t, pool, want, time.Minute)
+			total := func() int64 {
+				var n int64
+				if err := pool.QueryRow(ctx, `SELECT n FROM test.totals`).Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			eventually(t, 30*time.Second, func() (bool, string) {
+				return total() >= int64(want), fmt.Sprintf("running count %d, want %d", total(), want)
+			})
+			if err := r.stop(t); err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if n := total(); n != int64(want) {
+				t.Errorf("running count %d after %d messages: %d applied twice", n, want, n-int64(want))
+			}
+			rewinds := counterValue(t, reg, "tidemark_ingest_rewinds_total", nil)
+			if tc.rewinds && rewinds < iterations {
+				t.Errorf("%v rewinds after %d restores", rewinds, iterations)
+			}
+			t.Logf("%d faults, %d messages, %v rewinds, none lost or doubled", iterations, want, rewinds)
+		})
+	}
+}
