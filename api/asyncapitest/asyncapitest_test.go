@@ -39,10 +39,13 @@ func TestDocument(t *testing.T) {
 	}{
 		{`{"type":"error","message":"unknown channel type"}`, true},
 		{`{"type":"error","message":"x","extra":1}`, false},
-		{`{"type":"subscription","message":"Subscribed to pricing updates","channelType":"pricing","channel":"pricing","seq":"0:1,1:4"}`, true},
-		{`{"type":"subscription","message":"m","channelType":"pricing","channel":"pricing","seq":"4"}`, false},
-		{`{"type":"update","candle":{},"trades":[],"seq":"0:1"}`, false},
-		{`{"type":"update","channelType":"markets","channel":"pricing","data":[],"seq":"0:1"}`, false},
+		{`{"type":"subscription","message":"Subscribed to pricing updates","channelType":"pricing","channel":"pricing","seq":4}`, true},
+		{`{"type":"subscription","message":"m","channelType":"pricing","channel":"pricing","seq":0}`, true},
+		{`{"type":"subscription","message":"m","channelType":"pricing","channel":"pricing","seq":"0:1,1:4"}`, false},
+		{`{"type":"subscription","message":"m","channelType":"pricing","channel":"pricing","seq":-1}`, false},
+		{`{"type":"subscription","message":"m","channelType":"pricing","channel":"pricing","seq":1.5}`, false},
+		{`{"type":"update","candle":{},"trades":[],"seq":1}`, false},
+		{`{"type":"update","channelType":"markets","channel":"pricing","data":[],"seq":1}`, false},
 	}
 	for _, tt := range tests {
 		err := v.Validate([]byte(tt.msg))

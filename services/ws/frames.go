@@ -2,11 +2,12 @@ package ws
 
 import (
 	"encoding/json"
+	"strconv"
 )
 
 // The server's messages, as the JSON text of one frame. Every message has type; messages of a
-// channel carry seq, the channel's Position after them (init: the position the snapshot is current
-// to).
+// channel carry seq: a change its number in the channel (one more than the change before it), an
+// acknowledgement and an init the number of the last change the snapshot includes.
 
 // appendString appends s as a JSON string.
 func appendString(b []byte, s string) []byte {
@@ -14,10 +15,9 @@ func appendString(b []byte, s string) []byte {
 	return append(b, q...)
 }
 
-func appendSeq(b []byte, seq Position) []byte {
-	b = append(b, `,"seq":"`...)
-	b = seq.AppendText(b)
-	return append(b, '"')
+func appendSeq(b []byte, seq int64) []byte {
+	b = append(b, `,"seq":`...)
+	return strconv.AppendInt(b, seq, 10)
 }
 
 // appendIdentity appends channelType and channel, and symbol and resolution for a candle channel.
@@ -37,7 +37,7 @@ func appendIdentity(b []byte, c Channel) []byte {
 
 // AckMessage acknowledges a subscription, once, before anything else of the channel. resumed is nil
 // for a subscription without since, else whether the missed messages follow (true) or an init does.
-func AckMessage(c Channel, seq Position, resumed *bool) []byte {
+func AckMessage(c Channel, seq int64, resumed *bool) []byte {
 	b := append(make([]byte, 0, 192), `{"type":"subscription","message":`...)
 	b = appendString(b, "Subscribed to "+c.Describe())
 	b = appendIdentity(b, c)
@@ -75,7 +75,7 @@ func ErrorMessage(msg string) []byte {
 // InitMessage is a channel's snapshot: for a candle channel data is the latest candle (null before
 // the market's first trade at that resolution), repeated as candle for the clients that read that;
 // for markets and pricing an array of every market's latest object. data must be valid JSON.
-func InitMessage(c Channel, data []byte, seq Position) []byte {
+func InitMessage(c Channel, data []byte, seq int64) []byte {
 	if data == nil {
 		data = []byte("null")
 	}
@@ -104,7 +104,7 @@ func Prefix(c Channel) []byte {
 }
 
 // AppendCandleChange appends a candle channel's create or update message.
-func AppendCandleChange(b []byte, typ string, candle, trades []byte, seq Position) []byte {
+func AppendCandleChange(b []byte, typ string, candle, trades []byte, seq int64) []byte {
 	b = append(b, `{"type":`...)
 	b = appendString(b, typ)
 	b = append(b, `,"candle":`...)
@@ -120,7 +120,7 @@ func AppendCandleChange(b []byte, typ string, candle, trades []byte, seq Positio
 
 // AppendUpdate appends a markets, pricing or notifications update: prefix (Prefix of the channel),
 // then data, which for markets and pricing is the array of the one changed market.
-func AppendUpdate(b, prefix []byte, c Channel, data []byte, seq Position) []byte {
+func AppendUpdate(b, prefix []byte, c Channel, data []byte, seq int64) []byte {
 	b = append(b, prefix...)
 	if c.Type == Notifications {
 		b = append(b, data...)

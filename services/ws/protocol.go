@@ -1,12 +1,13 @@
 // Package ws is the WebSocket edge's protocol: the channels a client subscribes to, the requests it
-// sends, the frames the server answers with and the sequence tokens that let a client resume a
-// channel on any replica. api/asyncapi.yaml documents it; hub/ serves it, edge/ feeds it from the edge
+// sends, the frames the server answers with and the sequence numbers that let a client find a gap by
+// arithmetic and resume a channel on any replica. api/asyncapi.yaml documents it; hub/ serves it, edge/ feeds it from the edge
 // topics, service/ runs it.
 package ws
 
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -39,17 +40,18 @@ type Channel struct {
 }
 
 // Name is the channel as the protocol's existing API names it in the channel field:
-// candle:<symbol>:<resolution>, markets:summary, pricing, notifications:<authority>.
+// candle:<symbol>:<resolution>, markets:summary, pricing, notifications:<authority>. They are the
+// channels the producers number their messages in (events.HeaderEdgeChannel).
 func (c Channel) Name() string {
 	switch c.Type {
 	case Candle:
-		return "candle:" + c.Symbol + ":" + c.Resolution
+		return events.CandleChannel(c.Symbol, c.Resolution)
 	case Markets:
-		return "markets:summary"
+		return events.MarketsChannel
 	case Pricing:
-		return "pricing"
+		return events.PricingChannel
 	case Notifications:
-		return "notifications:" + c.Authority
+		return events.NotificationsChannel(c.Authority)
 	}
 	return string(c.Type)
 }
@@ -85,8 +87,8 @@ type Request struct {
 	// All is an unsubscribe that names no channel: every subscription of the connection ends (the
 	// existing clients send {"type":"unsubscribe"} before closing).
 	All bool
-	// Since is the sequence token of the last message the client has of the channel; nil: none.
-	Since Position
+	// Since is the seq of the last message the client has of the channel; nil: none.
+	Since *int64
 }
 
 // RequestError is a request the server answers with {"type":"error"}: its message says what was
@@ -192,17 +194,27 @@ func ParseRequest(b []byte) (Request, error) {
 		return Request{}, requestErr("unknown channel type %q: want candle, markets, pricing or notifications", clip(ct))
 	}
 	if present(w.Since) {
-		s, ok := str(w.Since)
-		if !ok {
-			return Request{}, requestErr("since must be the seq string of the last message received")
-		}
-		p, err := ParsePosition(s)
+		seq, err := parseSeq(w.Since)
 		if err != nil {
-			return Request{}, requestErr("since %q is not a seq this server sent: %v", clip(s), err)
+			return Request{}, requestErr("since %s is not a seq: %v", clip(string(w.Since)), err)
 		}
-		r.Since = p
+		r.Since = &seq
 	}
 	return r, nil
+}
+
+// parseSeq reads a seq: a non-negative integer, or the same digits as a string for clients that
+// keep it as one.
+func parseSeq(raw json.RawMessage) (int64, error) {
+	text := string(raw)
+	if s, ok := str(raw); ok && len(raw) > 0 && raw[0] == '"' {
+		text = s
+	}
+	n, err := strconv.ParseInt(text, 10, 64)
+	if err != nil || n < 0 {
+		return 0, errors.New("want the seq (a non-negative integer) of the last message received")
+	}
+	return n, nil
 }
 
 // present reports whether a field was sent with a value other than null.

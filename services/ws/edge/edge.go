@@ -10,7 +10,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -20,13 +22,15 @@ import (
 
 	kafkago "github.com/segmentio/kafka-go"
 
+	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/services/ws/hub"
 )
 
 // Reader reads the edge topics into the hub. Each replica reads every partition itself, from the end
-// offsets it finds at start, commits nothing and belongs to no group: a group of one member would
-// only hide where the replica starts, and those starts are what make a client's seq resumable.
+// offsets it finds at start, commits nothing and belongs to no group: what came before is in the
+// snapshots, taken once every partition is being read, and a message's place in its channel is the
+// seq its producer gave it, the same on every replica.
 type Reader struct {
 	kc     kafka.Config
 	topics []string
@@ -88,7 +92,7 @@ func (r *Reader) Run(ctx context.Context) error {
 		case <-time.After(wait):
 		}
 	}
-	r.hub.Start(ends)
+	r.hub.Start()
 	var wg sync.WaitGroup
 	for _, topic := range r.topics {
 		parts := make([]int, 0, len(ends[topic]))
@@ -130,6 +134,10 @@ func (r *Reader) read(ctx context.Context, topic string, partition int, rd *kafk
 			return
 		}
 		msg := hub.Message{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset, Time: m.Time, Key: m.Key, Value: m.Value}
+		msg.Channel, _ = kafka.Header(m, events.HeaderEdgeChannel)
+		if v, ok := kafka.Header(m, events.HeaderEdgeSeq); ok {
+			msg.Seq, _ = strconv.ParseInt(v, 10, 64) // a malformed one is 0: the hub rejects it
+		}
 		var span trace.Span
 		if r.tracer != nil {
 			_, span = r.tracer.Start(kafka.TraceContext(ctx, m), "ws fanout "+topic, trace.WithSpanKind(trace.SpanKindConsumer),
@@ -144,11 +152,13 @@ func (r *Reader) read(ctx context.Context, topic string, partition int, rd *kafk
 	}
 }
 
-// Source is a snapshot route of an owning service's internal port: {"success":true,"data":[...]}.
+// Source is a snapshot route of an owning service's internal port:
+// {"success":true,"data":[...],"seqs":{<channel>:<seq>,...}}, seqs the seq of each channel's last
+// message the data includes (absent from a service that does not number its messages: nil).
 type Source struct {
 	Name  string // for readiness and logs: "market candles"
 	URL   string // the full URL; empty: the service is not deployed, nothing to warm from
-	Apply func([]json.RawMessage) error
+	Apply func(data []json.RawMessage, seqs map[string]int64) error
 }
 
 // Warmer takes every configured snapshot once, retrying each until it answers.
@@ -244,6 +254,18 @@ func (w *Warmer) Refresh(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// Fetch takes the snapshot of the source called name with query (symbol=SOL-PERP, say) once, for a
+// subscription that found nothing to send; it does not affect readiness.
+func (w *Warmer) Fetch(ctx context.Context, name string, query url.Values) error {
+	for _, s := range w.sources {
+		if s.Name == name {
+			s.URL += "?" + query.Encode()
+			return w.take(ctx, s)
+		}
+	}
+	return fmt.Errorf("no snapshot source %s", name)
+}
+
 func (w *Warmer) take(ctx context.Context, s Source) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -263,6 +285,7 @@ func (w *Warmer) take(ctx context.Context, s Source) error {
 	var body struct {
 		Success bool              `json:"success"`
 		Data    []json.RawMessage `json:"data"`
+		Seqs    map[string]int64  `json:"seqs"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
 		return fmt.Errorf("GET %s: %w", s.URL, err)
@@ -270,5 +293,5 @@ func (w *Warmer) take(ctx context.Context, s Source) error {
 	if !body.Success || body.Data == nil {
 		return fmt.Errorf("GET %s: not a {success:true, data:[...]} answer", s.URL)
 	}
-	return s.Apply(body.Data)
+	return s.Apply(body.Data, body.Seqs)
 }

@@ -30,7 +30,7 @@ func TestWarmerRefreshTakesSnapshotsAgain(t *testing.T) {
 
 	var seen []string
 	w := edge.NewWarmer([]edge.Source{
-		{Name: "items", URL: srv.URL, Apply: func(items []json.RawMessage) error {
+		{Name: "items", URL: srv.URL, Apply: func(items []json.RawMessage, _ map[string]int64) error {
 			for _, raw := range items {
 				var it struct{ Symbol string }
 				if err := json.Unmarshal(raw, &it); err != nil {

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"cmp"
 	"slices"
 	"sync"
 	"time"
@@ -9,26 +10,25 @@ import (
 )
 
 // channel is one stream's state: what its init needs, its subscribers, the last ReplayWindow of its
-// messages and where it stands in its topic. Its mutex orders everything that happens to it: a
-// subscriber added under it gets the snapshot as of the last message applied, and every message
-// after, exactly once.
+// messages and the seq it stands at. Its mutex orders everything that happens to it: a subscriber
+// added under it gets the snapshot as of the last message applied, and every message after, exactly
+// once.
 type channel struct {
 	lk     sync.Mutex
 	id     ws.Channel
 	name   string
 	topic  string
 	prefix []byte
-	// keyed channels (candle, notifications) live in the one partition their key hashes to: home,
-	// -1 until a message shows which.
-	keyed bool
-	home  int
 
-	// pos is the channel's Position: for a keyed channel with a home, that partition's offset after
-	// the channel's last message; otherwise every partition's offset.
-	pos ws.Position
-	// floor is, per partition, the oldest offset from which the replay buffer holds every message of
-	// the channel: the replica's start, or past the last evicted message.
-	floor ws.Position
+	// seq is the seq of the last message applied, or of the snapshot the channel was warmed from:
+	// what its state includes, and what its acknowledgement and init carry. known: a message or a
+	// numbered snapshot set it; until then the replica knows nothing of the channel's numbers (its
+	// seq says 0) and takes the first message's as they come.
+	seq   int64
+	known bool
+	// floor is the seq from which the replay buffer holds every message of the channel: messages
+	// floor+1 up to seq are in it. A client resuming from since >= floor is served from it.
+	floor int64
 
 	subs   []*subscription
 	replay []*frame
@@ -45,9 +45,9 @@ type channel struct {
 type subscription struct {
 	c  *Client
 	ch *channel
-	// skip holds back, per partition, offsets below which the client already has the messages: it
-	// resumed from a replica that had read further than this one.
-	skip ws.Position
+	// skip holds back messages up to this seq, which the client has already: it resumed from a
+	// replica that had read further than this one.
+	skip int64
 }
 
 // snapshot is the init's data: null before a candle channel's first candle.
@@ -86,65 +86,47 @@ func (ch *channel) setItem(symbol string, raw []byte) {
 	ch.order = append(ch.order, raw)
 }
 
-// advance records a message at offset of partition.
-func (ch *channel) advance(partition int, offset int64) {
-	if ch.keyed {
-		if ch.home != partition {
-			// The first message shows the key's partition; a later move means the topic was
-			// repartitioned, after which only this partition's offsets mean anything.
-			ch.home = partition
-		}
-		ch.pos = ws.Position{{Partition: partition, Offset: offset + 1}}
-		return
-	}
-	ch.pos = ch.pos.With(partition, offset+1)
-}
+// maxAhead is how far past the channel's seq a since may be and still resume: a replica reads a
+// moment behind another, so a client coming from one may have seen a few messages this one has not
+// yet; a since far beyond is not a seq of this channel (a client's mistake, or numbers that started
+// again after the producer's database was restored), and waiting for it would stall the client.
+const maxAhead = 1000
 
-// resumable reports whether every message of the channel after since is in the replay buffer, and
-// which offsets to hold back because the client has them already.
-func (ch *channel) resumable(since ws.Position) (ok bool, skip ws.Position) {
-	check := func(p int) bool {
-		off, ok := since.Of(p)
-		if !ok {
-			return false
-		}
-		fl, _ := ch.floor.Of(p)
-		if off < fl {
-			return false
-		}
-		if cur, _ := ch.pos.Of(p); off > cur {
-			skip = skip.With(p, off)
-		}
-		return true
+// resumable reports whether every message of the channel after since is in the replay buffer or yet
+// to come, and up to which seq to hold back messages because the client has them already.
+func (ch *channel) resumable(since int64) (ok bool, skip int64) {
+	switch {
+	case !ch.known:
+		return false, 0
+	case since < ch.floor:
+		return false, 0
+	case since > ch.seq+maxAhead:
+		return false, 0
+	case since > ch.seq:
+		return true, since
 	}
-	if ch.keyed && ch.home >= 0 {
-		return check(ch.home), skip
-	}
-	for _, fl := range ch.floor {
-		if !check(fl.Partition) {
-			return false, nil
-		}
-	}
-	return true, skip
+	return true, 0
 }
 
 // missed are the buffered messages after since.
-func (ch *channel) missed(since ws.Position) []*frame {
-	var out []*frame
-	for _, f := range ch.replay {
-		if off, ok := since.Of(f.partition); ok && f.offset >= off {
-			out = append(out, f)
-		}
-	}
-	return out
+func (ch *channel) missed(since int64) []*frame {
+	i, _ := slices.BinarySearchFunc(ch.replay, since+1, func(f *frame, seq int64) int { return cmp.Compare(f.seq, seq) })
+	return ch.replay[i:]
+}
+
+// restart drops the replay buffer: the channel's messages before seq are not all known to the replica
+// (a gap in the numbers, or a snapshot newer than anything it read), so resuming starts at seq.
+func (ch *channel) restart(seq int64) {
+	clear(ch.replay)
+	ch.replay = nil
+	ch.floor = seq
 }
 
 // evict drops buffered messages older than before, or beyond max, raising the floor past them.
 func (ch *channel) evict(before time.Time, max int) {
 	n := 0
 	for n < len(ch.replay) && (ch.replay[n].received.Before(before) || len(ch.replay)-n > max) {
-		f := ch.replay[n]
-		ch.floor = ch.floor.With(f.partition, f.offset+1)
+		ch.floor = ch.replay[n].seq
 		n++
 	}
 	if n == 0 {

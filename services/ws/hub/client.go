@@ -592,6 +592,11 @@ func (c *Client) subscribe(req ws.Request) {
 			return
 		}
 	}
+	if id.Type == ws.Candle && h.lacks(id) {
+		// A market that traded since the last snapshot at a resolution no message has named yet, or
+		// one the replica has not heard of: the owning service has its candle.
+		h.fetchCandles(id.Symbol)
+	}
 	if id.Type == ws.Candle && !h.KnownSymbol(id.Symbol) {
 		c.reply(nil, fmt.Sprintf("candle: unknown symbol %q: no such market has traded", id.Symbol))
 		return
@@ -609,7 +614,7 @@ func (c *Client) subscribe(req ws.Request) {
 	}
 	var resumed *bool
 	if req.Since != nil && !again {
-		ok, skip := ch.resumable(req.Since)
+		ok, skip := ch.resumable(*req.Since)
 		resumed = &ok
 		result := "init"
 		if ok {
@@ -618,14 +623,14 @@ func (c *Client) subscribe(req ws.Request) {
 		}
 		h.m.resumes.WithLabelValues(result).Inc()
 	}
-	c.enqueueOf(ch, ws.AckMessage(id, ch.pos, resumed))
+	c.enqueueOf(ch, ws.AckMessage(id, ch.seq, resumed))
 	switch {
 	case resumed != nil && *resumed:
-		for _, f := range ch.missed(req.Since) {
+		for _, f := range ch.missed(*req.Since) {
 			c.enqueue(f)
 		}
 	case id.Type != ws.Notifications:
-		c.enqueueOf(ch, ws.InitMessage(id, ch.snapshot(), ch.pos))
+		c.enqueueOf(ch, ws.InitMessage(id, ch.snapshot(), ch.seq))
 	}
 	if !again {
 		ch.subs = append(ch.subs, s)

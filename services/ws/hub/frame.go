@@ -15,10 +15,9 @@ type frame struct {
 	// at is the topic timestamp of a live change (zero for snapshots and replies): what the fan-out
 	// latency is measured from.
 	at time.Time
-	// partition and offset place a live change in its topic, for replay and resume.
-	partition int
-	offset    int64
-	received  time.Time
+	// seq is a live change's number in its channel, for replay and resume.
+	seq      int64
+	received time.Time
 }
 
 const (

@@ -95,13 +95,15 @@ type Hub struct {
 	mu       sync.RWMutex
 	channels map[string]*channel
 	symbols  map[string]struct{}
-	// parts holds, per topic, every partition's start (the first offset this replica reads) and
-	// position (the offset after the last message applied); deleted notes, per topic, positions
-	// at which a channel of that topic was removed.
-	parts   map[string]map[int]*partition
-	deleted map[string]ws.Position
 
-	// warmed is closed once the partitions' starts are known and the snapshots taken: subscriptions
+	// fetch takes the snapshot of one market's candles from the owning service (SetFetch); nil:
+	// there is nothing to fetch from. fetching holds the fetches under way, by symbol, so that the
+	// subscriptions arriving meanwhile wait for the same one.
+	fetch    func(ctx context.Context, symbol string) error
+	fetchMu  sync.Mutex
+	fetching map[string]chan struct{}
+
+	// warmed is closed once the edge topics are being read and the snapshots taken: subscriptions
 	// wait for it, so that no init is served from a cold state.
 	warmed     chan struct{}
 	warmedOnce sync.Once
@@ -115,11 +117,6 @@ type Hub struct {
 	clientsWG sync.WaitGroup
 }
 
-type partition struct {
-	start int64
-	pos   atomic.Int64
-}
-
 // New makes a hub; its metrics register with reg.
 func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) *Hub {
 	cfg.defaults()
@@ -128,8 +125,7 @@ func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) *Hub {
 	}
 	h := &Hub{
 		cfg: cfg, logger: logger, m: newMetrics(reg), now: time.Now,
-		channels: map[string]*channel{}, symbols: map[string]struct{}{},
-		parts: map[string]map[int]*partition{}, deleted: map[string]ws.Position{},
+		channels: map[string]*channel{}, symbols: map[string]struct{}{}, fetching: map[string]chan struct{}{},
 		clients: map[*Client]struct{}{}, warmed: make(chan struct{}),
 	}
 	// A worker per core, and one more: writes are system calls, and one may wait on a socket for up
@@ -205,24 +201,68 @@ func Topics() []string {
 	return []string{events.TopicEdgeCandles, events.TopicEdgeMarkets, events.TopicEdgePricing, events.TopicEdgeNotifications}
 }
 
-// Start records where this replica starts reading each partition of each topic: positions before a
-// start are unknown to it, so a client resuming from one gets an init. It must be called once,
-// before anything is applied, with every partition of every topic.
-func (h *Hub) Start(starts map[string]map[int]int64) {
+// Start makes the channels that exist from the start: markets and pricing take every message of
+// their topic. It is called once the edge topics are being read.
+func (h *Hub) Start() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for topic, ps := range starts {
-		m := map[int]*partition{}
-		for p, off := range ps {
-			pp := &partition{start: off}
-			pp.pos.Store(off)
-			m[p] = pp
-		}
-		h.parts[topic] = m
-	}
-	// markets and pricing take every message of their topic: they exist from the start.
 	for _, t := range []ws.ChannelType{ws.Markets, ws.Pricing} {
 		h.channelLocked(ws.Channel{Type: t})
+	}
+}
+
+// SetFetch sets how the hub takes one market's candle snapshot from the owning service, when a
+// subscription names a market or a candle channel it has nothing of. It must be called before
+// clients connect.
+func (h *Hub) SetFetch(fetch func(ctx context.Context, symbol string) error) { h.fetch = fetch }
+
+// fetchWait bounds how long a subscription waits for a market's snapshot; after it, the init is sent
+// with what the replica has.
+const fetchWait = 5 * time.Second
+
+// lacks reports whether a candle subscription would find nothing to send: the market is unknown, or
+// its channel has no candle and no seq yet.
+func (h *Hub) lacks(id ws.Channel) bool {
+	if h.fetch == nil {
+		return false
+	}
+	if !h.KnownSymbol(id.Symbol) {
+		return true
+	}
+	ch := h.lock(id, false)
+	if ch == nil {
+		return true
+	}
+	defer ch.lk.Unlock()
+	return ch.candle == nil || !ch.known
+}
+
+// fetchCandles takes symbol's candle snapshot, or waits for the fetch under way.
+func (h *Hub) fetchCandles(symbol string) {
+	h.fetchMu.Lock()
+	done, busy := h.fetching[symbol]
+	if !busy {
+		done = make(chan struct{})
+		h.fetching[symbol] = done
+	}
+	h.fetchMu.Unlock()
+	if busy {
+		select {
+		case <-done:
+		case <-time.After(fetchWait):
+		}
+		return
+	}
+	defer func() {
+		h.fetchMu.Lock()
+		delete(h.fetching, symbol)
+		h.fetchMu.Unlock()
+		close(done)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), fetchWait)
+	defer cancel()
+	if err := h.fetch(ctx, symbol); err != nil {
+		h.logger.Warn("candle snapshot of one market failed", "symbol", symbol, "err", err)
 	}
 }
 
@@ -232,21 +272,7 @@ func (h *Hub) channelLocked(id ws.Channel) *channel {
 	if ch, ok := h.channels[name]; ok {
 		return ch
 	}
-	topic := topicOf(id.Type)
-	ch := &channel{id: id, name: name, topic: topic, prefix: ws.Prefix(id), home: -1,
-		keyed: id.Type == ws.Candle || id.Type == ws.Notifications}
-	// Whatever the channel had before now is unknown: nothing, if it never existed, or evicted
-	// messages of a removed one. Its floor is where it begins to know.
-	for p, pp := range h.parts[topic] {
-		fl := max(pp.pos.Load(), pp.start)
-		if d, ok := h.deleted[topic].Of(p); ok && d > fl {
-			fl = d
-		}
-		if _, known := ch.floor.Of(p); !known {
-			ch.floor = ch.floor.With(p, fl)
-			ch.pos = ch.pos.With(p, fl)
-		}
-	}
+	ch := &channel{id: id, name: name, topic: topicOf(id.Type), prefix: ws.Prefix(id)}
 	h.channels[name] = ch
 	return ch
 }
@@ -306,6 +332,10 @@ type Message struct {
 	Time      time.Time // the topic timestamp
 	Key       []byte
 	Value     []byte
+	// Channel and Seq are the message's channel and its number there, as the producer's outbox
+	// gave them (the edge-channel and edge-seq headers).
+	Channel string
+	Seq     int64
 }
 
 // ErrRejected wraps the reason an edge message was skipped.
@@ -335,47 +365,59 @@ type keyed struct {
 
 // Apply fans one edge message out to its channel's subscribers and keeps it for replay. Messages of
 // one partition must be applied in offset order, from one goroutine; partitions may run in parallel.
-// A message that cannot be decoded is counted, skipped and reported (wrapping ErrRejected).
+// A message that cannot be decoded, or carries no seq, is counted, skipped and reported (wrapping
+// ErrRejected).
+//
+// Every message of a channel comes from one partition (the producers key them so), in the order of
+// their seqs: a seq the channel is at or past is a repeat (the producer's outbox published it again
+// after a crash, or the snapshot the channel was warmed from includes it) and is dropped; one that
+// skips numbers means the replica never got those messages, and the channel goes on from it.
 func (h *Hub) Apply(m Message) error {
-	defer h.advance(m)
 	id, build, err := h.decode(m)
+	if err == nil && m.Seq <= 0 {
+		err = rejected("%s: no %s header", m.Topic, events.HeaderEdgeSeq)
+	}
+	if err == nil && m.Channel != "" && m.Channel != id.Name() {
+		err = rejected("%s: header names channel %s, the message is of %s", m.Topic, m.Channel, id.Name())
+	}
 	if err != nil {
 		h.m.rejected.WithLabelValues(m.Topic).Inc()
 		return err
 	}
-	h.m.edge.WithLabelValues(m.Topic).Inc()
 	ch := h.lock(id, true)
 	defer ch.lk.Unlock()
-	ch.advance(m.Partition, m.Offset)
+	switch {
+	case ch.known && m.Seq <= ch.seq:
+		h.m.repeats.WithLabelValues(m.Topic).Inc()
+		return nil
+	case ch.known && m.Seq > ch.seq+1:
+		h.m.gaps.WithLabelValues(m.Topic).Inc()
+		h.logger.Warn("edge channel skips seqs", "channel", ch.name, "after", ch.seq, "seq", m.Seq)
+		ch.restart(m.Seq - 1)
+	case !ch.known:
+		ch.known = true
+		ch.restart(m.Seq - 1)
+	}
+	h.m.edge.WithLabelValues(m.Topic).Inc()
+	ch.seq = m.Seq
 	payload := build(ch)
 	f := &frame{data: appendFrame(make([]byte, 0, len(payload)+10), opText, payload), ch: ch, at: m.Time,
-		partition: m.Partition, offset: m.Offset, received: h.now()}
+		seq: m.Seq, received: h.now()}
 	ch.replay = append(ch.replay, f)
 	if len(ch.replay) > h.cfg.ReplayMax {
 		ch.evict(time.Time{}, h.cfg.ReplayMax)
 	}
 	for _, s := range ch.subs {
-		if s.skip != nil {
-			if off, ok := s.skip.Of(m.Partition); ok && m.Offset < off {
-				continue
-			}
+		if m.Seq <= s.skip {
+			continue
 		}
 		s.c.enqueue(f)
 	}
 	return nil
 }
 
-func (h *Hub) advance(m Message) {
-	h.mu.RLock()
-	pp := h.parts[m.Topic][m.Partition]
-	h.mu.RUnlock()
-	if pp != nil {
-		pp.pos.Store(m.Offset + 1)
-	}
-}
-
 // decode reads m into its channel and a function making its message once the channel is locked
-// (the message carries the channel's position, and a candle change updates the channel's state).
+// (the message carries the channel's seq, and a candle change updates the channel's state).
 func (h *Hub) decode(m Message) (ws.Channel, func(*channel) []byte, error) {
 	switch m.Topic {
 	case events.TopicEdgeCandles:
@@ -407,7 +449,7 @@ func (h *Hub) decode(m Message) (ws.Channel, func(*channel) []byte, error) {
 			if string(trades) == "null" {
 				trades = nil
 			}
-			return ws.AppendCandleChange(make([]byte, 0, len(c.Candle)+len(trades)+64), c.Type, c.Candle, trades, ch.pos)
+			return ws.AppendCandleChange(make([]byte, 0, len(c.Candle)+len(trades)+64), c.Type, c.Candle, trades, ch.seq)
 		}, nil
 	case events.TopicEdgeMarkets, events.TopicEdgePricing:
 		var k keyed
@@ -423,7 +465,7 @@ func (h *Hub) decode(m Message) (ws.Channel, func(*channel) []byte, error) {
 		value := m.Value
 		return id, func(ch *channel) []byte {
 			ch.setItem(k.Symbol, value)
-			return ws.AppendUpdate(make([]byte, 0, len(ch.prefix)+len(value)+48), ch.prefix, id, value, ch.pos)
+			return ws.AppendUpdate(make([]byte, 0, len(ch.prefix)+len(value)+48), ch.prefix, id, value, ch.seq)
 		}, nil
 	case events.TopicEdgeNotifications:
 		var k keyed
@@ -440,15 +482,19 @@ func (h *Hub) decode(m Message) (ws.Channel, func(*channel) []byte, error) {
 		id := ws.Channel{Type: ws.Notifications, Authority: auth}
 		value := m.Value
 		return id, func(ch *channel) []byte {
-			return ws.AppendUpdate(make([]byte, 0, len(ch.prefix)+len(value)+48), ch.prefix, id, value, ch.pos)
+			return ws.AppendUpdate(make([]byte, 0, len(ch.prefix)+len(value)+48), ch.prefix, id, value, ch.seq)
 		}, nil
 	}
 	return ws.Channel{}, nil, rejected("unknown topic %s", m.Topic)
 }
 
 // WarmCandles takes the newest candle of every market and resolution, as the market service's
-// snapshot route gives them; a candle already newer from a message is kept.
-func (h *Hub) WarmCandles(candles []json.RawMessage) error {
+// snapshot route gives them, with seqs, the seq of each candle channel's last message the snapshot
+// includes (a channel it does not name has had none: 0). A snapshot only fills channels the replica
+// knows nothing of: one that has had a message since the replica started reading is current from its
+// messages alone, every one after its first having been read. seqs nil: a snapshot without numbers,
+// whose candles are taken where newer than the channel's, its seq left as it is.
+func (h *Hub) WarmCandles(candles []json.RawMessage, seqs map[string]int64) error {
 	for _, raw := range candles {
 		var c struct {
 			Symbol     string `json:"symbol"`
@@ -463,7 +509,12 @@ func (h *Hub) WarmCandles(candles []json.RawMessage) error {
 		}
 		h.learn(c.Symbol)
 		ch := h.lock(ws.Channel{Type: ws.Candle, Symbol: c.Symbol, Resolution: c.Resolution}, true)
-		if ch.candle == nil || *c.Ts > ch.candleTs {
+		switch {
+		case seqs != nil && !ch.known:
+			ch.candle, ch.candleTs = raw, *c.Ts
+			ch.seq, ch.known = seqs[ch.name], true
+			ch.restart(ch.seq)
+		case seqs == nil && (ch.candle == nil || *c.Ts > ch.candleTs):
 			ch.candle, ch.candleTs = raw, *c.Ts
 		}
 		ch.lk.Unlock()
@@ -471,23 +522,31 @@ func (h *Hub) WarmCandles(candles []json.RawMessage) error {
 	return nil
 }
 
-// WarmItems takes every market's object of the markets or pricing snapshot; a market already
-// updated by a message is kept.
-func (h *Hub) WarmItems(t ws.ChannelType, items []json.RawMessage) error {
+// WarmItems takes every market's object of the markets or pricing snapshot and seqs, which names the
+// channel's seq the snapshot is current to. As WarmCandles, a numbered snapshot fills a channel the
+// replica knows nothing of, seq included; otherwise it adds the markets the channel has not seen.
+func (h *Hub) WarmItems(t ws.ChannelType, items []json.RawMessage, seqs map[string]int64) error {
 	if t != ws.Markets && t != ws.Pricing {
 		return fmt.Errorf("no snapshot for channel type %s", t)
 	}
 	ch := h.lock(ws.Channel{Type: t}, true)
 	defer ch.lk.Unlock()
+	// A market missing from a channel the replica knows had no message since it started reading:
+	// the snapshot's object is still its latest.
+	numbered := seqs != nil && !ch.known
 	for _, raw := range items {
 		var k keyed
 		if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &k) != nil || k.Symbol == "" {
 			return fmt.Errorf("%s snapshot: %s has no symbol", t, clip(raw))
 		}
 		h.learn(k.Symbol)
-		if _, ok := ch.items[k.Symbol]; !ok {
+		if _, ok := ch.items[k.Symbol]; !ok || numbered {
 			ch.setItem(k.Symbol, raw)
 		}
+	}
+	if numbered {
+		ch.seq, ch.known = seqs[ch.name], true
+		ch.restart(ch.seq)
 	}
 	return nil
 }
@@ -526,13 +585,10 @@ func (h *Hub) Sweep() {
 	for _, ch := range gone {
 		ch.lk.Lock()
 		if len(ch.subs) == 0 && len(ch.replay) == 0 && !ch.dead {
+			// Its seq goes with it: the channel's next message (or a subscription, which then
+			// fetches nothing and waits for one) starts it again.
 			ch.dead = true
 			delete(h.channels, ch.name)
-			for _, fl := range ch.floor {
-				if d, ok := h.deleted[ch.topic].Of(fl.Partition); !ok || fl.Offset > d {
-					h.deleted[ch.topic] = h.deleted[ch.topic].With(fl.Partition, fl.Offset)
-				}
-			}
 		}
 		ch.lk.Unlock()
 	}

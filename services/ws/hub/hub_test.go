@@ -9,31 +9,50 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/services/market"
 	"github.com/tidemark/tidemark/services/ws/hub"
 	"github.com/tidemark/tidemark/services/ws/wstest"
 )
 
-// replica is a hub served over HTTP and fed by hand, partition 0 of edge.candles from offset 0.
+// replica is a hub served over HTTP and fed by hand: SOL-PERP's minute candles, warmed from a snapshot
+// current to seq warm.
 type replica struct {
 	*hub.Hub
 	url string
+	reg *prometheus.Registry
 }
 
-func startReplica(t *testing.T) *replica {
+// counter is the sum of a counter of the replica's over its labels.
+func (r *replica) counter(t *testing.T, name string) float64 {
 	t.Helper()
-	h := hub.New(hub.Config{}, wstest.Logger(), nil)
-	starts := map[string]map[int]int64{}
-	for _, topic := range hub.Topics() {
-		starts[topic] = map[int]int64{0: 0}
+	mfs, err := r.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
 	}
-	h.Start(starts)
+	var sum float64
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			for _, m := range mf.GetMetric() {
+				sum += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return sum
+}
+
+func startReplica(t *testing.T, warm int64) *replica {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	h := hub.New(hub.Config{}, wstest.Logger(), reg)
+	h.Start()
 	c, err := json.Marshal(change(0).Candle)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.WarmCandles([]json.RawMessage{c}); err != nil {
+	if err := h.WarmCandles([]json.RawMessage{c}, map[string]int64{"candle:SOL-PERP:1": warm}); err != nil {
 		t.Fatal(err)
 	}
 	h.SetWarmed()
@@ -47,7 +66,7 @@ func startReplica(t *testing.T) *replica {
 		<-done
 		srv.Close()
 	})
-	return &replica{Hub: h, url: "ws" + strings.TrimPrefix(srv.URL, "http")}
+	return &replica{Hub: h, url: "ws" + strings.TrimPrefix(srv.URL, "http"), reg: reg}
 }
 
 // change is SOL-PERP's minute candle closing at 100+i.
@@ -55,7 +74,7 @@ func change(i int) market.EdgeCandleMessage {
 	return wstest.CandleChange("SOL-PERP", "1", 1795100340, float64(100+i), 1, false, fmt.Sprint(i)).Value.(market.EdgeCandleMessage)
 }
 
-// apply feeds offsets from..to (inclusive) of partition 0.
+// apply feeds the changes of seqs from..to (inclusive), change i closing at 100+i.
 func (r *replica) apply(t *testing.T, from, to int) {
 	t.Helper()
 	for i := from; i <= to; i++ {
@@ -63,8 +82,8 @@ func (r *replica) apply(t *testing.T, from, to int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := r.Apply(hub.Message{Topic: events.TopicEdgeCandles, Partition: 0, Offset: int64(i), Time: time.Now(),
-			Key: []byte("SOL-PERP"), Value: v}); err != nil {
+		if err := r.Apply(hub.Message{Topic: events.TopicEdgeCandles, Partition: 0, Offset: int64(1000 + i), Time: time.Now(),
+			Key: []byte("SOL-PERP"), Value: v, Channel: "candle:SOL-PERP:1", Seq: int64(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -85,63 +104,91 @@ func closeOf(t *testing.T, m wstest.Msg) float64 {
 // one had read further) is resumed, and gets neither the messages it already has when this replica
 // reaches them nor a gap after.
 func TestResumeOnALaggingReplica(t *testing.T) {
-	ahead, behind := startReplica(t), startReplica(t)
+	ahead, behind := startReplica(t, 0), startReplica(t, 0)
 	c := wstest.Dial(t, ahead.url)
 	c.Send(`{"type":"subscribe","symbol":"SOL-PERP","resolution":"1"}`)
 	c.Expect("subscription", "candle:SOL-PERP:1")
 	c.Expect("init", "candle:SOL-PERP:1")
 	ahead.apply(t, 1, 5)
-	var seq string
+	var seq int64
 	for i := 1; i <= 5; i++ {
 		m := c.Expect("update", "")
-		if closeOf(t, m) != float64(100+i) {
+		if closeOf(t, m) != float64(100+i) || m.Seq != int64(i) {
 			t.Fatalf("update %d: %s", i, m.Raw)
 		}
 		seq = m.Seq
 	}
-	if seq != "0:6" {
-		t.Fatalf("seq after offset 5 = %s, want 0:6", seq)
-	}
 
-	behind.apply(t, 1, 3) // this replica has read up to offset 3
+	behind.apply(t, 1, 3) // this replica has read up to seq 3
 	r := wstest.Dial(t, behind.url)
-	r.Send(`{"type":"subscribe","symbol":"SOL-PERP","resolution":"1","since":"` + seq + `"}`)
+	r.Send(fmt.Sprintf(`{"type":"subscribe","symbol":"SOL-PERP","resolution":"1","since":%d}`, seq))
 	if ack := r.Expect("subscription", ""); ack.Resumed == nil || !*ack.Resumed {
 		t.Fatalf("ack = %s, want resumed", ack.Raw)
 	}
 	behind.apply(t, 4, 7)
 	for _, want := range []float64{106, 107} {
-		if m := r.Expect("update", ""); closeOf(t, m) != want {
+		if m := r.Expect("update", ""); closeOf(t, m) != want || m.Seq != int64(want-100) {
 			t.Fatalf("got %s, want close %v (4 and 5 were already the client's)", m.Raw, want)
 		}
 	}
 	r.Quiet(100 * time.Millisecond)
 }
 
-// TestResumeBeforeTheReplicaStarted: a seq from before this replica's first offset cannot be
-// resumed here (what came before is unknown to it): the client gets an init.
+// TestResumeBeforeTheReplicaStarted: a seq from before the snapshot this replica was warmed from
+// cannot be resumed here (what came before is unknown to it): the client gets an init, at the
+// snapshot's seq.
 func TestResumeBeforeTheReplicaStarted(t *testing.T) {
-	h := hub.New(hub.Config{}, wstest.Logger(), nil)
-	starts := map[string]map[int]int64{}
-	for _, topic := range hub.Topics() {
-		starts[topic] = map[int]int64{0: 10}
+	r := startReplica(t, 10)
+	cl := wstest.Dial(t, r.url)
+	cl.Send(`{"type":"subscribe","symbol":"SOL-PERP","resolution":"1","since":7}`)
+	if ack := cl.Expect("subscription", ""); ack.Resumed == nil || *ack.Resumed || ack.Seq != 10 {
+		t.Fatalf("ack = %s, want resumed false at 10", ack.Raw)
 	}
-	h.Start(starts)
-	c, _ := json.Marshal(change(0).Candle)
-	if err := h.WarmCandles([]json.RawMessage{c}); err != nil {
-		t.Fatal(err)
+	if init := cl.Expect("init", "candle:SOL-PERP:1"); init.Seq != 10 || closeOf(t, init) != 100 {
+		t.Fatalf("init = %s, want the snapshot at 10", init.Raw)
 	}
-	h.SetWarmed()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = h.Run(ctx) }()
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	defer h.CloseAll(hub.CloseGoingAway, "test over", time.Second)
-	cl := wstest.Dial(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
-	cl.Send(`{"type":"subscribe","symbol":"SOL-PERP","resolution":"1","since":"0:7"}`)
-	if ack := cl.Expect("subscription", ""); ack.Resumed == nil || *ack.Resumed || ack.Seq != "0:10" {
-		t.Fatalf("ack = %s, want resumed false at 0:10", ack.Raw)
+}
+
+// TestRepeatsAndGaps: a message whose seq the channel already has (an outbox that published it again
+// after a crash, or one the snapshot included) is dropped; one that skips seqs goes out with its own,
+// so the client sees the gap, and resuming from before the gap gets an init.
+func TestRepeatsAndGaps(t *testing.T) {
+	r := startReplica(t, 3)
+	c := wstest.Dial(t, r.url)
+	c.Send(`{"type":"subscribe","symbol":"SOL-PERP","resolution":"1"}`)
+	if ack := c.Expect("subscription", ""); ack.Seq != 3 {
+		t.Fatalf("ack = %s, want seq 3", ack.Raw)
 	}
-	cl.Expect("init", "candle:SOL-PERP:1")
+	c.Expect("init", "candle:SOL-PERP:1")
+	r.apply(t, 2, 5) // 2 and 3 are in the snapshot
+	r.apply(t, 4, 5) // published again
+	r.apply(t, 8, 8) // 6 and 7 never came
+	for _, want := range []int64{4, 5, 8} {
+		if m := c.Expect("update", ""); m.Seq != want || closeOf(t, m) != float64(100+want) {
+			t.Fatalf("got %s, want seq %d", m.Raw, want)
+		}
+	}
+	c.Quiet(100 * time.Millisecond)
+	if got := r.counter(t, "ws_edge_repeats_total"); got != 4 {
+		t.Errorf("%v repeats counted, want 4", got)
+	}
+	if got := r.counter(t, "ws_edge_gaps_total"); got != 1 {
+		t.Errorf("%v gaps counted, want 1", got)
+	}
+	for since, resumed := range map[int64]bool{5: false, 7: true, 8: true} {
+		cl := wstest.Dial(t, r.url)
+		cl.Send(fmt.Sprintf(`{"type":"subscribe","symbol":"SOL-PERP","resolution":"1","since":%d}`, since))
+		if ack := cl.Expect("subscription", ""); ack.Resumed == nil || *ack.Resumed != resumed || ack.Seq != 8 {
+			t.Errorf("since %d: ack = %s, want resumed %v at 8", since, ack.Raw, resumed)
+		}
+		if !resumed {
+			cl.Expect("init", "candle:SOL-PERP:1")
+		}
+		if since == 7 {
+			if m := cl.Expect("update", ""); m.Seq != 8 {
+				t.Errorf("since 7: replayed %s, want seq 8", m.Raw)
+			}
+		}
+		cl.Quiet(50 * time.Millisecond)
+	}
 }

@@ -16,6 +16,8 @@ type metrics struct {
 	latency       prometheus.Histogram
 	edge          *prometheus.CounterVec
 	rejected      *prometheus.CounterVec
+	repeats       *prometheus.CounterVec
+	gaps          *prometheus.CounterVec
 	errors        prometheus.Counter
 	resumes       *prometheus.CounterVec
 	slow          prometheus.Counter
@@ -42,6 +44,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "ws_edge_messages_total", Help: "Edge topic messages applied."}, []string{"topic"})),
 		rejected: telemetry.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ws_edge_rejected_total", Help: "Edge topic messages that could not be decoded, skipped."}, []string{"topic"})),
+		repeats: telemetry.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ws_edge_repeats_total", Help: "Edge topic messages dropped because their channel already had their seq (an outbox republished them, or a snapshot included them)."}, []string{"topic"})),
+		gaps: telemetry.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ws_edge_gaps_total", Help: "Edge topic messages whose seq skipped numbers of their channel: messages this replica never got."}, []string{"topic"})),
 		errors: telemetry.Register(reg, prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "ws_request_errors_total", Help: "Client messages answered with an error."})),
 		resumes: telemetry.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{

@@ -82,7 +82,7 @@ func TestCandleChannel(t *testing.T) {
 		t.Errorf("init = %s, want the snapshot's candle as data and candle", init.Raw)
 	}
 	if init.Seq != ack.Seq {
-		t.Errorf("init seq %s, ack seq %s", init.Seq, ack.Seq)
+		t.Errorf("init seq %d, ack seq %d", init.Seq, ack.Seq)
 	}
 
 	p := wstest.NewProducer(t, kc)
@@ -109,8 +109,8 @@ func TestCandleChannel(t *testing.T) {
 		if !same(t, m.Trades, wm.Trades) {
 			t.Errorf("trades %s, want %+v", m.Trades, wm.Trades)
 		}
-		if m.Seq == prev {
-			t.Errorf("seq %s did not move", m.Seq)
+		if m.Seq != prev+1 {
+			t.Errorf("seq %d after %d, want one more", m.Seq, prev)
 		}
 		prev = m.Seq
 	}
@@ -121,7 +121,7 @@ func TestCandleChannel(t *testing.T) {
 	c2.Send(`{"type":"subscribe","symbol":"SOL-PERP","resolution":"1"}`)
 	c2.Expect("subscription", "candle:SOL-PERP:1")
 	if got := c2.Expect("init", "candle:SOL-PERP:1"); !same(t, got.Data, changes[4].Value.(market.EdgeCandleMessage).Candle) || got.Seq != prev {
-		t.Errorf("init after changes = %s, want the last change's candle at seq %s", got.Raw, prev)
+		t.Errorf("init after changes = %s, want the last change's candle at seq %d", got.Raw, prev)
 	}
 	// A late fill's update of an older bucket is sent but does not become the init.
 	p.Produce(events.TopicEdgeCandles, "candle", wstest.CandleChange(solPerp, "1", 1795100340, 149, 4, false, "39"))

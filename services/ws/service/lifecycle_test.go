@@ -221,7 +221,7 @@ func TestResume(t *testing.T) {
 	wstest.Eventually(t, 10*time.Second, "the missed changes applied", func() bool { return e.Metric(t, "ws_edge_messages_total") >= 14 })
 
 	c = wstest.Dial(t, e.URL)
-	c.Send(fmt.Sprintf(sub, `,"since":"`+last+`"`))
+	c.Send(fmt.Sprintf(sub, fmt.Sprintf(`,"since":%d`, last)))
 	if ack := c.Expect("subscription", "candle:SOL-PERP:1"); ack.Resumed == nil || !*ack.Resumed {
 		t.Fatalf("ack = %s, want resumed", ack.Raw)
 	}
@@ -230,7 +230,7 @@ func TestResume(t *testing.T) {
 			t.Fatalf("replayed %s, want close %d", m.Raw, 150+i)
 		}
 	}
-	c.Send(`{"type":"subscribe","channelType":"markets","since":"` + marketsSeq + `"}`)
+	c.Send(fmt.Sprintf(`{"type":"subscribe","channelType":"markets","since":%d}`, marketsSeq))
 	if ack := c.Expect("subscription", "markets:summary"); ack.Resumed == nil || !*ack.Resumed {
 		t.Fatalf("markets ack = %s, want resumed", ack.Raw)
 	}
@@ -256,7 +256,7 @@ func TestResume(t *testing.T) {
 	// Those 14, candle 8 and these 30: the newest must be applied before the edge is asked for it.
 	wstest.Eventually(t, 10*time.Second, "the changes applied", func() bool { return e.Metric(t, "ws_edge_messages_total") >= 45 })
 	c2 := wstest.Dial(t, e.URL)
-	c2.Send(fmt.Sprintf(sub, `,"since":"`+last+`"`))
+	c2.Send(fmt.Sprintf(sub, fmt.Sprintf(`,"since":%d`, last)))
 	if ack := c2.Expect("subscription", ""); ack.Resumed == nil || *ack.Resumed {
 		t.Fatalf("ack = %s, want resumed false", ack.Raw)
 	}
@@ -294,7 +294,7 @@ func TestShutdownAndFailover(t *testing.T) {
 		conns[i].Expect("init", "")
 	}
 	p.Produce(events.TopicEdgeCandles, "candle", wstest.CandleChange(solPerp, "1", 1795100340, 151, 2, false, "42"))
-	var seq string
+	var seq int64
 	for _, c := range conns {
 		seq = c.Expect("update", "").Seq
 	}
@@ -321,7 +321,7 @@ func TestShutdownAndFailover(t *testing.T) {
 		wstest.CandleChange(solPerp, "1", 1795100340, 154, 2, false, "45"))
 	for i := range conns {
 		c := wstest.Dial(t, second.URL)
-		c.Send(`{"type":"subscribe","symbol":"SOL-PERP","resolution":"1","since":"` + seq + `"}`)
+		c.Send(fmt.Sprintf(`{"type":"subscribe","symbol":"SOL-PERP","resolution":"1","since":%d}`, seq))
 		if ack := c.Expect("subscription", ""); ack.Resumed == nil || !*ack.Resumed {
 			t.Fatalf("client %d: ack = %s, want resumed on the second replica", i, ack.Raw)
 		}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -44,6 +45,10 @@ const (
 	MarketsPath = "/internal/edge/markets"
 	PricingPath = "/internal/edge/pricing"
 )
+
+// candleSource is the market service's candle snapshot, taken at start, every rewarmInterval, and
+// for one market when a subscription finds nothing of it.
+const candleSource = "market candles"
 
 // Config is the edge's own configuration; zero values take the defaults.
 type Config struct {
@@ -150,10 +155,19 @@ func New(cfg Config, deps Deps) *Edge {
 	e := &Edge{cfg: cfg, deps: deps, logger: logger, hub: h,
 		reader: edge.NewReader(deps.Kafka, Topics(), h, logger.With("component", "edge"), deps.TracerProvider)}
 	e.warmer = edge.NewWarmer([]edge.Source{
-		{Name: "market candles", URL: join(cfg.MarketURL, CandlesPath), Apply: h.WarmCandles},
-		{Name: "stats markets", URL: join(cfg.StatsURL, MarketsPath), Apply: func(d []json.RawMessage) error { return h.WarmItems(ws.Markets, d) }},
-		{Name: "stats pricing", URL: join(cfg.StatsURL, PricingPath), Apply: func(d []json.RawMessage) error { return h.WarmItems(ws.Pricing, d) }},
+		{Name: candleSource, URL: join(cfg.MarketURL, CandlesPath), Apply: h.WarmCandles},
+		{Name: "stats markets", URL: join(cfg.StatsURL, MarketsPath), Apply: func(d []json.RawMessage, seqs map[string]int64) error {
+			return h.WarmItems(ws.Markets, d, seqs)
+		}},
+		{Name: "stats pricing", URL: join(cfg.StatsURL, PricingPath), Apply: func(d []json.RawMessage, seqs map[string]int64) error {
+			return h.WarmItems(ws.Pricing, d, seqs)
+		}},
 	}, deps.HTTPClient, logger.With("component", "warm"))
+	if cfg.MarketURL != "" {
+		h.SetFetch(func(ctx context.Context, symbol string) error {
+			return e.warmer.Fetch(ctx, candleSource, url.Values{"symbol": {symbol}})
+		})
+	}
 	return e
 }
 
@@ -182,9 +196,14 @@ func (e *Edge) Handler() http.Handler {
 	return mux
 }
 
-// Ready is nil once every partition of the edge topics is read and every configured snapshot taken.
+// Ready is nil once every partition of the edge topics is read and every configured snapshot taken
+// and applied: a replica that is not warm would answer a subscription with an empty init.
 func (e *Edge) Ready() error {
-	if err := errors.Join(e.reader.Ready(), e.warmer.Ready()); err != nil {
+	err := errors.Join(e.reader.Ready(), e.warmer.Ready())
+	if err == nil && !e.hub.Warmed() {
+		err = errors.New("snapshots not applied yet")
+	}
+	if err != nil {
 		return fmt.Errorf("%s: %w", Name, err)
 	}
 	return nil

@@ -1,6 +1,7 @@
 package service_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -32,7 +33,7 @@ func TestReplayWindowAndSweep(t *testing.T) {
 	wstest.Eventually(t, 10*time.Second, "alice's channel let go", func() bool { return e.Hub().Channels() == base-1 })
 
 	r := wstest.Dial(t, e.URL)
-	r.Send(`{"type":"subscribe","channelType":"notifications","authority":"` + alice + `","since":"` + seq + `"}`)
+	r.Send(fmt.Sprintf(`{"type":"subscribe","channelType":"notifications","authority":%q,"since":%d}`, alice, seq))
 	if ack := r.Expect("subscription", "notifications:"+alice); ack.Resumed == nil || *ack.Resumed {
 		t.Fatalf("ack = %s, want resumed false: n1 is gone from the replay buffer", ack.Raw)
 	}

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -156,7 +157,7 @@ type Msg struct {
 	Channel     string          `json:"channel"`
 	Symbol      string          `json:"symbol"`
 	Resolution  string          `json:"resolution"`
-	Seq         string          `json:"seq"`
+	Seq         int64           `json:"seq"`
 	Resumed     *bool           `json:"resumed"`
 	Data        json.RawMessage `json:"data"`
 	Candle      json.RawMessage `json:"candle"`
@@ -314,10 +315,14 @@ func (c *Conn) CloseCode(d time.Duration) (int, string) {
 	}
 }
 
-// Producer writes edge messages as the producing services do (key, JSON value, event-type header).
+// Producer writes edge messages as the producing services do: key, JSON value, event-type header,
+// and the channel and seq headers their outboxes add, numbering each channel's messages 1, 2, 3...
 type Producer struct {
 	tb testing.TB
 	p  kafka.Producer
+
+	mu   sync.Mutex
+	seqs map[string]int64 // the last seq given in each channel
 }
 
 // NewProducer writes to kc until the test ends.
@@ -325,7 +330,41 @@ func NewProducer(tb testing.TB, kc kafka.Config) *Producer {
 	w := kc.NewWriter("")
 	w.BatchTimeout = time.Millisecond
 	tb.Cleanup(func() { w.Close() })
-	return &Producer{tb: tb, p: kafka.Producer{W: w}}
+	return &Producer{tb: tb, p: kafka.Producer{W: w}, seqs: map[string]int64{}}
+}
+
+// SetSeq makes seq the last seq given in channel: the next message of it gets seq+1. Set back, the
+// producer publishes seqs again, as an outbox does after a crash between its write and its delete;
+// set ahead, it skips some.
+func (p *Producer) SetSeq(channel string, seq int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.seqs[channel] = seq
+}
+
+// Seq is the last seq given in channel.
+func (p *Producer) Seq(channel string) int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.seqs[channel]
+}
+
+// channelOf is the channel of an edge message, as its producer names it; "" for a value that is
+// not one of an edge topic (which is then produced without a channel or a seq).
+func channelOf(topic string, kv KV) string {
+	switch topic {
+	case events.TopicEdgeCandles:
+		if c, ok := kv.Value.(market.EdgeCandleMessage); ok {
+			return events.CandleChannel(c.Symbol, c.Resolution)
+		}
+	case events.TopicEdgeMarkets:
+		return events.MarketsChannel
+	case events.TopicEdgePricing:
+		return events.PricingChannel
+	case events.TopicEdgeNotifications:
+		return events.NotificationsChannel(kv.Key)
+	}
+	return ""
 }
 
 // Produce writes values to topic, each with its key.
@@ -336,6 +375,13 @@ func (p *Producer) Produce(topic, eventType string, kv ...KV) {
 		m, err := events.NewMessage(topic, x.Key, eventType, x.Value)
 		if err != nil {
 			p.tb.Fatal(err)
+		}
+		if c := channelOf(topic, x); c != "" {
+			p.mu.Lock()
+			p.seqs[c]++
+			m.Headers[events.HeaderEdgeChannel] = c
+			m.Headers[events.HeaderEdgeSeq] = strconv.FormatInt(p.seqs[c], 10)
+			p.mu.Unlock()
 		}
 		msgs[i] = m
 	}
@@ -376,9 +422,10 @@ func CandleChange(symbol, res string, ts int64, closeP, volume float64, create b
 	return KV{Key: symbol, Value: market.EdgeCandleMessage{Type: typ, Symbol: symbol, Resolution: res, Candle: c, Trades: trades}}
 }
 
-// MarketSummary is an edge.markets value: the spec's market summary fields and more.
+// MarketSummary is an edge.markets message: the spec's market summary fields and more, keyed by the
+// channel as the stats service keys it.
 func MarketSummary(symbol string, index int, price string) KV {
-	return KV{Key: symbol, Value: map[string]any{
+	return KV{Key: events.MarketsChannel, Value: map[string]any{
 		"symbol": symbol, "marketIndex": index, "marketType": "perp", "oraclePrice": price, "price": price, "markPrice": price,
 		"quoteVolume": "1200000000", "baseVolume": "8000000000", "openInterest": map[string]string{"long": "10", "short": "-9"},
 		"fundingRate": map[string]string{"long": "0.0001", "short": "-0.0001"}, "priceChange24h": "1500000",
@@ -386,9 +433,9 @@ func MarketSummary(symbol string, index int, price string) KV {
 	}}
 }
 
-// Pricing is an edge.pricing value.
+// Pricing is an edge.pricing message, keyed by the channel.
 func Pricing(symbol string, index int, price string, slot int64) KV {
-	return KV{Key: symbol, Value: map[string]any{
+	return KV{Key: events.PricingChannel, Value: map[string]any{
 		"symbol": symbol, "marketIndex": index, "marketType": "perp", "oraclePrice": price, "oraclePriceSlot": slot,
 		"price": price, "markPrice": price, "markPriceSlot": slot,
 	}}
@@ -406,8 +453,15 @@ func Notification(authority, id, title string) KV {
 // Key is a deterministic base58 public key (32 bytes) for n.
 func Key(n int) string { return kittest.Key(n) }
 
-// Snapshot serves {"success":true,"data":items} at path, as an owning service's internal port does;
-// status other than 200 answers that instead.
+// Numbered is a snapshot with the seqs of its channels (what routes answer to serve them as
+// {"success":true,"data":Data,"seqs":Seqs}).
+type Numbered struct {
+	Data any
+	Seqs map[string]int64
+}
+
+// Snapshot serves {"success":true,"data":items} at path, as an owning service's internal port does
+// (and "seqs" when the route answers a Numbered); status other than 200 answers that instead.
 func Snapshot(tb testing.TB, routes map[string]func() (int, any)) string {
 	tb.Helper()
 	mux := http.NewServeMux()
@@ -418,6 +472,10 @@ func Snapshot(tb testing.TB, routes map[string]func() (int, any)) string {
 			w.WriteHeader(status)
 			if status != http.StatusOK {
 				_, _ = io.WriteString(w, `{"success":false,"message":"unavailable"}`)
+				return
+			}
+			if n, ok := data.(Numbered); ok {
+				_ = json.NewEncoder(w).Encode(map[string]any{"success": true, "data": n.Data, "seqs": n.Seqs})
 				return
 			}
 			_ = json.NewEncoder(w).Encode(map[string]any{"success": true, "data": data})
