@@ -9,9 +9,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tidemark/tidemark/platform/ingest"
+	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/platform/pg/pglocal"
 )
@@ -69,61 +71,20 @@ func TestConsumerSurvivesPostgresLosingCommits(t *testing.T) {
 			}
 			defer pool.Close()
 			newItemsDB(t, pool)
-			if _, err := pool.Exec(ctx, `CREATE TABLE test.totals (id int PRIMARY KEY, n bigint NOT NULL); INSERT INTO test.totals VALUES (1, 0)`); err != nil {
-				t.Fatal(err)
-			}
+			newTotals(ctx, t, pool)
 
 			kc := startBroker(t)
-			table := itemsTable()
-			sink := ingest.NewSink(itemsTopic, decodeItem, func(ctx context.Context, tx pgx.Tx, recs []item) error {
-				if _, err := table.Insert(ctx, tx, recs); err != nil {
-					return err
-				}
-				_, err := tx.Exec(ctx, `UPDATE test.totals SET n = n + $1 WHERE id = 1`, len(recs))
-				return err
-			})
 			reg := prometheus.NewRegistry()
 			cfg := testConfig()
 			cfg.BatchSize = 100
-			c, err := ingest.NewConsumer(cfg, ingest.Deps{Pool: pool, Kafka: kc, Registerer: reg}, []ingest.Sink{sink})
+			c, err := ingest.NewConsumer(cfg, ingest.Deps{Pool: pool, Kafka: kc, Registerer: reg}, []ingest.Sink{countingSink()})
 			if err != nil {
 				t.Fatal(err)
 			}
 			r := start(t, c)
-
-			// Live production, 50 items every 20 ms, until the faults are over.
-			var produced atomic.Int64
-			prodCtx, stopProducing := context.WithCancel(ctx)
-			var producer sync.WaitGroup
-			producer.Go(func() {
-				for next := 0; prodCtx.Err() == nil; next += 50 {
-					produceItems(t, kc, genItems(next, 50))
-					produced.Store(int64(next + 50))
-					select {
-					case <-prodCtx.Done():
-					case <-time.After(20 * time.Millisecond):
-					}
-				}
-			})
-			defer func() {
-				stopProducing()
-				producer.Wait()
-			}()
-
-			stored := func() int64 {
-				var n int64
-				// The pool may be between servers: a failed read counts as no progress.
-				_ = pool.QueryRow(ctx, `SELECT coalesce(sum("offset" + 1), 0) FROM test.kafka_offsets`).Scan(&n)
-				return n
-			}
-			progress := func(what string, n int64) {
-				t.Helper()
-				from := stored()
-				eventually(t, time.Minute, func() (bool, string) {
-					s := stored()
-					return s >= from+n, fmt.Sprintf("%s: stored offsets moved from %d to %d, want +%d", what, from, s, n)
-				})
-			}
+			stopProducing := produceLive(ctx, t, kc)
+			defer stopProducing()
+			progress := func(what string, n int64) { t.Helper(); waitProgress(ctx, t, pool, what, n) }
 			for i := range iterations {
 				progress("before the fault", 200)
 				backup, err := tc.begin(ctx, srv)
@@ -136,27 +97,12 @@ func TestConsumerSurvivesPostgresLosingCommits(t *testing.T) {
 				}
 			}
 			progress("after the last fault", 200)
-			stopProducing()
-			producer.Wait()
-
-			want := int(produced.Load())
-			waitRows(t, pool, want, time.Minute)
-			total := func() int64 {
-				var n int64
-				if err := pool.QueryRow(ctx, `SELECT n FROM test.totals`).Scan(&n); err != nil {
-					t.Fatal(err)
-				}
-				return n
-			}
-			eventually(t, 30*time.Second, func() (bool, string) {
-				return total() >= int64(want), fmt.Sprintf("running count %d, want %d", total(), want)
-			})
+			want := stopProducing()
+			waitExactlyOnce(ctx, t, pool, want)
 			if err := r.stop(t); err != nil {
 				t.Fatalf("Run: %v", err)
 			}
-			if n := total(); n != int64(want) {
-				t.Errorf("running count %d after %d messages: %d applied twice", n, want, n-int64(want))
-			}
+			checkCount(ctx, t, pool, want)
 			rewinds := counterValue(t, reg, "tidemark_ingest_rewinds_total", nil)
 			if tc.rewinds && rewinds < iterations {
 				t.Errorf("%v rewinds after %d restores", rewinds, iterations)
@@ -164,4 +110,92 @@ func TestConsumerSurvivesPostgresLosingCommits(t *testing.T) {
 			t.Logf("%d faults, %d messages, %v rewinds, none lost or doubled", iterations, want, rewinds)
 		})
 	}
+}
+
+// newTotals creates the running count countingSink keeps.
+func newTotals(ctx context.Context, tb testing.TB, pool *pgxpool.Pool) {
+	tb.Helper()
+	if _, err := pool.Exec(ctx, `CREATE TABLE test.totals (id int PRIMARY KEY, n bigint NOT NULL); INSERT INTO test.totals VALUES (1, 0)`); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// countingSink writes items and adds the number of records it is handed to test.totals: state
+// derived from every record written, so that a message applied twice, or never, shows.
+func countingSink() ingest.Sink {
+	table := itemsTable()
+	return ingest.NewSink(itemsTopic, decodeItem, func(ctx context.Context, tx pgx.Tx, recs []item) error {
+		if _, err := table.Insert(ctx, tx, recs); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `UPDATE test.totals SET n = n + $1 WHERE id = 1`, len(recs))
+		return err
+	})
+}
+
+// produceLive produces 50 items every 20 ms until stop, which returns how many it produced.
+func produceLive(ctx context.Context, tb testing.TB, kc kafka.Config) (stop func() int) {
+	var produced atomic.Int64
+	prodCtx, cancel := context.WithCancel(ctx)
+	var producer sync.WaitGroup
+	producer.Go(func() {
+		for next := 0; prodCtx.Err() == nil; next += 50 {
+			produceItems(tb, kc, genItems(next, 50))
+			produced.Store(int64(next + 50))
+			select {
+			case <-prodCtx.Done():
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	})
+	return func() int {
+		cancel()
+		producer.Wait()
+		return int(produced.Load())
+	}
+}
+
+// storedOffsets is how many messages the stored offsets cover; 0 while Postgres does not answer.
+func storedOffsets(ctx context.Context, pool *pgxpool.Pool) int64 {
+	var n int64
+	_ = pool.QueryRow(ctx, `SELECT coalesce(sum("offset" + 1), 0) FROM test.kafka_offsets`).Scan(&n)
+	return n
+}
+
+// waitProgress waits until the stored offsets cover n more messages than now.
+func waitProgress(ctx context.Context, tb testing.TB, pool *pgxpool.Pool, what string, n int64) {
+	tb.Helper()
+	from := storedOffsets(ctx, pool)
+	eventually(tb, time.Minute, func() (bool, string) {
+		s := storedOffsets(ctx, pool)
+		return s >= from+n, fmt.Sprintf("%s: stored offsets moved from %d to %d, want +%d", what, from, s, n)
+	})
+}
+
+// waitExactlyOnce waits until the table holds the want items produced, each once, and the running
+// count has reached want.
+func waitExactlyOnce(ctx context.Context, tb testing.TB, pool *pgxpool.Pool, want int) {
+	tb.Helper()
+	waitRows(tb, pool, want, time.Minute)
+	eventually(tb, 30*time.Second, func() (bool, string) {
+		n := total(ctx, tb, pool)
+		return n >= int64(want), fmt.Sprintf("running count %d, want %d", n, want)
+	})
+}
+
+// checkCount fails unless the running count is exactly want.
+func checkCount(ctx context.Context, tb testing.TB, pool *pgxpool.Pool, want int) {
+	tb.Helper()
+	if n := total(ctx, tb, pool); n != int64(want) {
+		tb.Errorf("running count %d after %d messages: %d applied twice", n, want, n-int64(want))
+	}
+}
+
+func total(ctx context.Context, tb testing.TB, pool *pgxpool.Pool) int64 {
+	tb.Helper()
+	var n int64
+	if err := pool.QueryRow(ctx, `SELECT n FROM test.totals`).Scan(&n); err != nil {
+		tb.Fatal(err)
+	}
+	return n
 }

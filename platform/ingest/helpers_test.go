@@ -27,7 +27,13 @@ import (
 
 var srv *pglocal.Server
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, &srv)) }
+func TestMain(m *testing.M) {
+	// A replica started by a test in a process of its own (startReplicaProcess).
+	if os.Getenv(replicaEnv) != "" {
+		os.Exit(runReplica())
+	}
+	os.Exit(pgtest.Main(m, &srv))
+}
 
 // item is a tiny event: natural key (ts, txSig, txSigIndex, id), amounts as decimal strings.
 type item struct {
