@@ -64,6 +64,10 @@ func TestCandlesFromTheMarketService(t *testing.T) {
 		got.LastFillRecordID == nil || *got.LastFillRecordID != "1" {
 		t.Fatalf("init %s, candles route %+v", init.Data, rest.Records)
 	}
+	// The snapshot includes the channel's first message: the init is at 1, the changes follow at 2, 3.
+	if init.Seq != 1 {
+		t.Errorf("init seq %d, want 1", init.Seq)
+	}
 
 	s.Ingest(t, kittest.Encode(t, events.TopicFills,
 		kittest.Fill(kittest.SOLPerp, bucket+10, 2, 303_000_000, 2_000_000_000, 151_000_000))...)
@@ -76,6 +80,10 @@ func TestCandlesFromTheMarketService(t *testing.T) {
 		fill  string
 	}{{"update", bucket, 151.5, "2"}, {"create", bucket + 60, 152, "3"}} {
 		m := c.Expect(want.typ, "")
+		if m.Seq != init.Seq+1 {
+			t.Errorf("%s at seq %d after %d", want.typ, m.Seq, init.Seq)
+		}
+		init.Seq = m.Seq
 		var ch market.EdgeCandle
 		var trades []market.EdgeTrade
 		if json.Unmarshal(m.Candle, &ch) != nil || json.Unmarshal(m.Trades, &trades) != nil || ch.Ts != want.ts ||
@@ -83,4 +91,44 @@ func TestCandlesFromTheMarketService(t *testing.T) {
 			t.Fatalf("got %s, want %s of %d closing at %v with fill %s", m.Raw, want.typ, want.ts, want.close, want.fill)
 		}
 	}
+}
+
+// TestCandleInitOfHistoryLoadedAfterStart is the init of a market whose candles the edge did not
+// warm: the market service held none when the edge took its snapshot (its history was still being
+// loaded, and history is too old to be published to edge.candles). The subscription fetches that
+// market's snapshot before it answers, so the init carries the newest candle, not null.
+func TestCandleInitOfHistoryLoadedAfterStart(t *testing.T) {
+	s := kittest.Start(t, pgServer, kittest.Options{}, marketsvc.Service(marketsvc.Config{}))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := kafka.EnsureTopics(ctx, s.Kafka.Brokers, 3, service.Topics()...); err != nil {
+		t.Fatal(err)
+	}
+	e := wstest.Start(t, s.Kafka, service.Config{MarketURL: s.InternalServer(t, "market").URL}, true)
+
+	old := kittest.DefaultNow.Unix() - 3*86400 // outside the edge window: stored, never published
+	s.Ingest(t, kittest.Encode(t, events.TopicFills,
+		kittest.Fill(kittest.SOLPerp, old, 1, 150_000_000, 1_000_000_000, 149_500_000),
+		kittest.Fill(kittest.SOLPerp, old+90, 2, 152_000_000, 1_000_000_000, 151_000_000))...)
+
+	c := wstest.Dial(t, e.URL)
+	c.Send(`{"type":"subscribe","channelType":"candle","symbol":"SOL-PERP","resolution":"1"}`)
+	ack := c.Expect("subscription", "candle:SOL-PERP:1")
+	init := c.Expect("init", "candle:SOL-PERP:1")
+	var got market.EdgeCandle
+	if err := json.Unmarshal(init.Data, &got); err != nil || got.Ts != old+90-(old+90)%60 || got.FillClose != 152 {
+		t.Fatalf("init %s, want the candle of fill 2", init.Raw)
+	}
+	if ack.Seq != 0 || init.Seq != 0 {
+		t.Errorf("ack seq %d, init seq %d: nothing was published, want 0", ack.Seq, init.Seq)
+	}
+	// Every resolution of it too, from the same fetch.
+	c.Send(`{"type":"subscribe","channelType":"candle","symbol":"SOL-PERP","resolution":"D"}`)
+	c.Expect("subscription", "candle:SOL-PERP:D")
+	if init := c.Expect("init", "candle:SOL-PERP:D"); string(init.Data) == "null" {
+		t.Fatalf("daily init %s", init.Raw)
+	}
+	// A market that has never traded is still unknown.
+	c.Send(`{"type":"subscribe","channelType":"candle","symbol":"BTC-PERP","resolution":"1"}`)
+	c.Expect("error", "")
 }
