@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"net"
 	"net/http"
@@ -266,6 +267,7 @@ type edgeLoad struct {
 	msgs    []edgeMsg // one of each kind and channel, cycled through
 	frames  map[string][]byte
 	sent    int
+	seqs    map[string]int64 // the last seq produced in each channel, as the producers' outboxes number them
 }
 
 type edgeMsg struct {
@@ -278,7 +280,7 @@ func newEdgeLoad(b *testing.B, kc kafka.Config, symbols []string) *edgeLoad {
 	w.BatchTimeout = time.Millisecond
 	w.RequiredAcks = 1
 	b.Cleanup(func() { w.Close() })
-	l := &edgeLoad{b: b, p: kafka.Producer{W: w}, symbols: symbols, frames: map[string][]byte{}}
+	l := &edgeLoad{b: b, p: kafka.Producer{W: w}, symbols: symbols, frames: map[string][]byte{}, seqs: map[string]int64{}}
 	ts := time.Now().Unix() / 60 * 60
 	trade := market.EdgeTrade{Ts: ts, Slot: 312345678, TxSig: strings.Repeat("5", 88), Action: "fill",
 		ActionExplanation: "orderFilledWithMatch", MarketType: "perp", Symbol: symbols[0], FillRecordID: "123457",
@@ -297,11 +299,11 @@ func newEdgeLoad(b *testing.B, kc kafka.Config, symbols []string) *edgeLoad {
 		tr.Symbol = s
 		msg := market.EdgeCandleMessage{Type: "update", Symbol: s, Resolution: "1", Candle: benchCandle(s, ts, 100+float64(i)),
 			Trades: []market.EdgeTrade{tr}}
-		m := add(events.TopicEdgeCandles, s, "candle", msg)
+		m := events.InChannel(add(events.TopicEdgeCandles, s, "candle", msg), events.CandleChannel(s, "1"))
 		l.msgs = append(l.msgs, edgeMsg{events.TopicEdgeCandles, m})
 		candle, _ := json.Marshal(msg.Candle)
 		trades, _ := json.Marshal(msg.Trades)
-		l.frames["candle:"+s] = ws.AppendCandleChange(nil, "update", candle, trades, ws.Position{{Partition: 1, Offset: 1234567}})
+		l.frames["candle:"+s] = ws.AppendCandleChange(nil, "update", candle, trades, 1234567)
 	}
 	summary := map[string]any{"symbol": symbols[0], "marketIndex": 0, "marketType": "perp", "oraclePrice": "100400000",
 		"price": "100500000", "markPrice": "100450000", "quoteVolume": "123456789000", "baseVolume": "1234567000000",
@@ -310,24 +312,31 @@ func newEdgeLoad(b *testing.B, kc kafka.Config, symbols []string) *edgeLoad {
 		"priceChange24hPercent": "1.52"}
 	pricing := map[string]any{"symbol": symbols[0], "marketIndex": 0, "marketType": "perp", "oraclePrice": "100400000",
 		"oraclePriceSlot": 312345678, "price": "100500000", "markPrice": "100450000", "markPriceSlot": 312345678}
-	mk := add(events.TopicEdgeMarkets, symbols[0], "markets", summary)
-	pr := add(events.TopicEdgePricing, symbols[0], "pricing", pricing)
+	mk := events.InChannel(add(events.TopicEdgeMarkets, events.MarketsChannel, "markets", summary), events.MarketsChannel)
+	pr := events.InChannel(add(events.TopicEdgePricing, events.PricingChannel, "pricing", pricing), events.PricingChannel)
 	l.msgs = append(l.msgs, edgeMsg{events.TopicEdgeMarkets, mk}, edgeMsg{events.TopicEdgePricing, pr})
-	pos := ws.Position{{Partition: 0, Offset: 1234}, {Partition: 1, Offset: 1234}, {Partition: 2, Offset: 1234}}
-	l.frames["markets"] = ws.AppendUpdate(nil, ws.Prefix(ws.Channel{Type: ws.Markets}), ws.Channel{Type: ws.Markets}, mk.Value, pos)
-	l.frames["pricing"] = ws.AppendUpdate(nil, ws.Prefix(ws.Channel{Type: ws.Pricing}), ws.Channel{Type: ws.Pricing}, pr.Value, pos)
+	l.frames["markets"] = ws.AppendUpdate(nil, ws.Prefix(ws.Channel{Type: ws.Markets}), ws.Channel{Type: ws.Markets}, mk.Value, 1234)
+	l.frames["pricing"] = ws.AppendUpdate(nil, ws.Prefix(ws.Channel{Type: ws.Pricing}), ws.Channel{Type: ws.Pricing}, pr.Value, 1234)
 	return l
 }
 
-// next is the i-th message of the mix: 18 candle changes, then a markets and a pricing update.
+// next is the i-th message of the mix: 18 candle changes, then a markets and a pricing update, each
+// with the next seq of its channel (the edge drops a seq it has had).
 func (l *edgeLoad) next(i int) events.Message {
+	var m events.Message
 	switch i % 20 {
 	case 18:
-		return l.msgs[len(l.symbols)].m
+		m = l.msgs[len(l.symbols)].m
 	case 19:
-		return l.msgs[len(l.symbols)+1].m
+		m = l.msgs[len(l.symbols)+1].m
+	default:
+		m = l.msgs[(i/20*18+i%20)%len(l.symbols)].m
 	}
-	return l.msgs[(i/20*18+i%20)%len(l.symbols)].m
+	channel := m.Headers[events.HeaderEdgeChannel]
+	l.seqs[channel]++
+	m.Headers = maps.Clone(m.Headers)
+	m.Headers[events.HeaderEdgeSeq] = strconv.FormatInt(l.seqs[channel], 10)
+	return m
 }
 
 // run produces rate messages a second for d, in 10 ms batches.
