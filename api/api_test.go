@@ -805,13 +805,14 @@ func TestRecordSchemas(t *testing.T) {
 			strict:  true,
 		},
 		{
+			// Every record carries every sub-record's fields, as the protocol's data API emits them.
 			name: "Liquidation",
 			required: concat(common, []string{
 				"liquidationType", "user", "liquidator", "marginRequirement", "totalCollateral", "marginFreed",
-				"liquidationId", "bankrupt", "canceledOrderIds",
-			}),
-			optional: concat([]string{"bitFlags", "perpBankruptcy_clawbackUser"}, liquidationIndexes, liquidationIDs, liquidationAmounts),
+				"liquidationId", "bankrupt", "canceledOrderIds", "bitFlags", "perpBankruptcy_clawbackUser",
+			}, liquidationIndexes, liquidationIDs, liquidationAmounts),
 			amounts:  concat([]string{"marginRequirement", "totalCollateral", "marginFreed"}, liquidationAmounts),
+			nullable: []string{"perpBankruptcy_clawbackUser"},
 			strict:   true,
 		},
 		{
@@ -946,6 +947,9 @@ func TestRecordSchemas(t *testing.T) {
 					if p := s.Properties[name]; p == nil || p.Value.Pattern != "^[0-9]+$" {
 						t.Errorf("%s: want a digit string", name)
 					}
+				}
+				if f := s.Properties["bitFlags"].Value; !f.Type.Is("integer") || f.Min == nil || *f.Min != 0 || f.Max == nil || *f.Max != 255 {
+					t.Errorf("bitFlags: want an integer 0..255 (a u8)")
 				}
 				ids := s.Properties["canceledOrderIds"].Value
 				if !ids.Type.Is("array") || ids.Items.Value.Pattern != "^[0-9]+$" {

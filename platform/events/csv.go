@@ -47,13 +47,6 @@ func csvRow(cols []column) []string {
 func i64(v int64) string { return strconv.FormatInt(v, 10) }
 func itoa(v int) string  { return strconv.Itoa(v) }
 
-func optIndex(v *int) string {
-	if v == nil {
-		return ""
-	}
-	return strconv.Itoa(*v)
-}
-
 func txColumns(ts int64, txSig string, txSigIndex int, slot int64) []column {
 	return []column{{"ts", i64(ts)}, {"txSig", txSig}, {"txSigIndex", itoa(txSigIndex)}, {"slot", i64(slot)}}
 }
@@ -210,61 +203,33 @@ func (r *SettlePnl) columns() []column {
 func (r *Liquidation) CSVHeader() []string { return csvHeader(r.columns()) }
 func (r *Liquidation) CSVRow() []string    { return csvRow(r.columns()) }
 
-// columns lists canceledOrderIds as one cell of comma-separated ids.
+// columns lists canceledOrderIds as one cell of comma-separated ids, then bitFlags, then every field
+// of every sub-record as the JSON carries them (zeros for the sub-records of other types, an empty
+// cell for a clawback user that is none).
 func (r *Liquidation) columns() []column {
-	if r == nil {
-		r = &Liquidation{}
+	var c Liquidation
+	if r != nil {
+		c = *r
 	}
-	return append(txColumns(r.Ts, r.TxSig, r.TxSigIndex, r.Slot),
-		column{"liquidationType", r.LiquidationType},
-		column{"user", r.User},
-		column{"liquidator", r.Liquidator},
-		column{"marginRequirement", string(r.MarginRequirement)},
-		column{"totalCollateral", string(r.TotalCollateral)},
-		column{"marginFreed", string(r.MarginFreed)},
-		column{"liquidationId", itoa(r.LiquidationID)},
-		column{"bankrupt", strconv.FormatBool(r.Bankrupt)},
-		column{"canceledOrderIds", strings.Join(r.CanceledOrderIDs, ",")},
-		column{"liquidatePerp_marketIndex", optIndex(r.LiquidatePerpMarketIndex)},
-		column{"liquidatePerp_oraclePrice", string(r.LiquidatePerpOraclePrice)},
-		column{"liquidatePerp_baseAssetAmount", string(r.LiquidatePerpBaseAssetAmount)},
-		column{"liquidatePerp_quoteAssetAmount", string(r.LiquidatePerpQuoteAssetAmount)},
-		column{"liquidatePerp_lpShares", string(r.LiquidatePerpLpShares)},
-		column{"liquidatePerp_fillRecordId", r.LiquidatePerpFillRecordID},
-		column{"liquidatePerp_userOrderId", r.LiquidatePerpUserOrderID},
-		column{"liquidatePerp_liquidatorOrderId", r.LiquidatePerpLiquidatorOrderID},
-		column{"liquidatePerp_liquidatorFee", string(r.LiquidatePerpLiquidatorFee)},
-		column{"liquidatePerp_ifFee", string(r.LiquidatePerpIfFee)},
-		column{"liquidateSpot_assetMarketIndex", optIndex(r.LiquidateSpotAssetMarketIndex)},
-		column{"liquidateSpot_assetPrice", string(r.LiquidateSpotAssetPrice)},
-		column{"liquidateSpot_assetTransfer", string(r.LiquidateSpotAssetTransfer)},
-		column{"liquidateSpot_liabilityMarketIndex", optIndex(r.LiquidateSpotLiabilityMarketIndex)},
-		column{"liquidateSpot_liabilityPrice", string(r.LiquidateSpotLiabilityPrice)},
-		column{"liquidateSpot_liabilityTransfer", string(r.LiquidateSpotLiabilityTransfer)},
-		column{"liquidateSpot_ifFee", string(r.LiquidateSpotIfFee)},
-		column{"liquidateBorrowForPerpPnl_perpMarketIndex", optIndex(r.LiquidateBorrowForPerpPnlPerpMarketIndex)},
-		column{"liquidateBorrowForPerpPnl_marketOraclePrice", string(r.LiquidateBorrowForPerpPnlMarketOraclePrice)},
-		column{"liquidateBorrowForPerpPnl_pnlTransfer", string(r.LiquidateBorrowForPerpPnlPnlTransfer)},
-		column{"liquidateBorrowForPerpPnl_liabilityMarketIndex", optIndex(r.LiquidateBorrowForPerpPnlLiabilityMarketIndex)},
-		column{"liquidateBorrowForPerpPnl_liabilityPrice", string(r.LiquidateBorrowForPerpPnlLiabilityPrice)},
-		column{"liquidateBorrowForPerpPnl_liabilityTransfer", string(r.LiquidateBorrowForPerpPnlLiabilityTransfer)},
-		column{"liquidatePerpPnlForDeposit_perpMarketIndex", optIndex(r.LiquidatePerpPnlForDepositPerpMarketIndex)},
-		column{"liquidatePerpPnlForDeposit_marketOraclePrice", string(r.LiquidatePerpPnlForDepositMarketOraclePrice)},
-		column{"liquidatePerpPnlForDeposit_pnlTransfer", string(r.LiquidatePerpPnlForDepositPnlTransfer)},
-		column{"liquidatePerpPnlForDeposit_assetMarketIndex", optIndex(r.LiquidatePerpPnlForDepositAssetMarketIndex)},
-		column{"liquidatePerpPnlForDeposit_assetPrice", string(r.LiquidatePerpPnlForDepositAssetPrice)},
-		column{"liquidatePerpPnlForDeposit_assetTransfer", string(r.LiquidatePerpPnlForDepositAssetTransfer)},
-		column{"perpBankruptcy_marketIndex", optIndex(r.PerpBankruptcyMarketIndex)},
-		column{"perpBankruptcy_pnl", string(r.PerpBankruptcyPnl)},
-		column{"perpBankruptcy_ifPayment", string(r.PerpBankruptcyIfPayment)},
-		column{"perpBankruptcy_clawbackUser", r.PerpBankruptcyClawbackUser},
-		column{"perpBankruptcy_clawbackUserPayment", string(r.PerpBankruptcyClawbackUserPayment)},
-		column{"perpBankruptcy_cumulativeFundingRateDelta", string(r.PerpBankruptcyCumulativeFundingRateDelta)},
-		column{"spotBankruptcy_marketIndex", optIndex(r.SpotBankruptcyMarketIndex)},
-		column{"spotBankruptcy_borrowAmount", string(r.SpotBankruptcyBorrowAmount)},
-		column{"spotBankruptcy_ifPayment", string(r.SpotBankruptcyIfPayment)},
-		column{"spotBankruptcy_cumulativeDepositInterestDelta", string(r.SpotBankruptcyCumulativeDepositInterestDelta)},
+	c.complete()
+	cols := append(txColumns(c.Ts, c.TxSig, c.TxSigIndex, c.Slot),
+		column{"liquidationType", c.LiquidationType},
+		column{"user", c.User},
+		column{"liquidator", c.Liquidator},
+		column{"marginRequirement", string(c.MarginRequirement)},
+		column{"totalCollateral", string(c.TotalCollateral)},
+		column{"marginFreed", string(c.MarginFreed)},
+		column{"liquidationId", itoa(c.LiquidationID)},
+		column{"bankrupt", strconv.FormatBool(c.Bankrupt)},
+		column{"canceledOrderIds", strings.Join(c.CanceledOrderIDs, ",")},
+		column{"bitFlags", itoa(c.BitFlags)},
 	)
+	for _, sub := range c.subRecords() {
+		for _, f := range sub.fields {
+			cols = append(cols, column{f.name, f.cell()})
+		}
+	}
+	return cols
 }
 
 func (r *InsuranceFund) CSVHeader() []string { return csvHeader(r.columns()) }

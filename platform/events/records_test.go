@@ -53,11 +53,7 @@ func samples() []sample {
 			"markPriceTwap periodRevenue baseAssetAmountWithAmm baseAssetAmountWithUnsettledLp"},
 		{events.TopicFundingPayments, newFundingPayment(), "ts txSig txSigIndex slot userAuthority user marketIndex " +
 			"fundingPayment baseAssetAmount userLastCumulativeFunding ammCumulativeFundingLong ammCumulativeFundingShort"},
-		{events.TopicLiquidations, newLiquidation(), "ts txSig txSigIndex slot liquidationType user liquidator " +
-			"marginRequirement totalCollateral marginFreed liquidationId bankrupt canceledOrderIds " +
-			"liquidatePerp_marketIndex liquidatePerp_oraclePrice liquidatePerp_baseAssetAmount " +
-			"liquidatePerp_quoteAssetAmount liquidatePerp_lpShares liquidatePerp_fillRecordId liquidatePerp_userOrderId " +
-			"liquidatePerp_liquidatorOrderId liquidatePerp_liquidatorFee liquidatePerp_ifFee"},
+		{events.TopicLiquidations, newLiquidation(), strings.Join(liquidationFields, " ")},
 		{events.TopicDeposits, newDeposit(), "ts txSig txSigIndex slot amount oraclePrice marketDepositBalance " +
 			"marketWithdrawBalance marketCumulativeDepositInterest marketCumulativeBorrowInterest totalDepositsAfter " +
 			"totalWithdrawsAfter depositRecordId userAuthority user direction explanation marketIndex symbol"},
