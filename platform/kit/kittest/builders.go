@@ -1,7 +1,11 @@
 package kittest
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -208,6 +212,76 @@ func Liquidation(m Market, account string, ts int64, id int) *events.Liquidation
 		LiquidatePerpIfFee: "500",
 	}
 }
+
+// LiquidationOf is account's liquidation of kind (an events.LiquidationType*) at ts, in perp and spot
+// as the type concerns them (a P&L or borrow liquidation both, a spot one spot and USDC), with
+// bitFlags 1 and only its own sub-record set, as a producer may leave the others out.
+func LiquidationOf(kind string, perp, spot Market, account string, ts int64, id int) *events.Liquidation {
+	l := Liquidation(perp, account, ts, id)
+	l.BitFlags = 1
+	if kind == events.LiquidationTypePerp {
+		return l
+	}
+	*l = events.Liquidation{Ts: l.Ts, TxSig: l.TxSig, Slot: l.Slot, LiquidationType: kind, User: l.User,
+		Liquidator: l.Liquidator, MarginRequirement: l.MarginRequirement, TotalCollateral: l.TotalCollateral,
+		MarginFreed: l.MarginFreed, LiquidationID: l.LiquidationID, CanceledOrderIDs: []string{"7"}, BitFlags: 1}
+	p, s, q := perp.Index, spot.Index, USDC.Index
+	switch kind {
+	case events.LiquidationTypeSpot:
+		l.LiquidateSpotAssetMarketIndex, l.LiquidateSpotLiabilityMarketIndex = &s, &q
+		l.LiquidateSpotAssetPrice, l.LiquidateSpotAssetTransfer = "150000000", "3000000000"
+		l.LiquidateSpotLiabilityPrice, l.LiquidateSpotLiabilityTransfer, l.LiquidateSpotIfFee = "1000000", "450000000", "2000"
+	case events.LiquidationTypeBorrowForPerpPnl:
+		l.LiquidateBorrowForPerpPnlPerpMarketIndex, l.LiquidateBorrowForPerpPnlLiabilityMarketIndex = &p, &s
+		l.LiquidateBorrowForPerpPnlMarketOraclePrice, l.LiquidateBorrowForPerpPnlPnlTransfer = "150000000", "30000000"
+		l.LiquidateBorrowForPerpPnlLiabilityPrice, l.LiquidateBorrowForPerpPnlLiabilityTransfer = "150000000", "200000000"
+	case events.LiquidationTypePerpPnlForDeposit:
+		l.LiquidatePerpPnlForDepositPerpMarketIndex, l.LiquidatePerpPnlForDepositAssetMarketIndex = &p, &s
+		l.LiquidatePerpPnlForDepositMarketOraclePrice, l.LiquidatePerpPnlForDepositPnlTransfer = "150000000", "-30000000"
+		l.LiquidatePerpPnlForDepositAssetPrice, l.LiquidatePerpPnlForDepositAssetTransfer = "150000000", "200000000"
+	case events.LiquidationTypePerpBankruptcy:
+		clawback := Key(93)
+		l.Bankrupt, l.PerpBankruptcyMarketIndex, l.PerpBankruptcyClawbackUser = true, &p, &clawback
+		l.PerpBankruptcyPnl, l.PerpBankruptcyIfPayment = "-20000000", "15000000"
+		l.PerpBankruptcyClawbackUserPayment, l.PerpBankruptcyCumulativeFundingRateDelta = "5000000", "-1200"
+	case events.LiquidationTypeSpotBankruptcy:
+		l.Bankrupt, l.SpotBankruptcyMarketIndex = true, &s
+		l.SpotBankruptcyBorrowAmount, l.SpotBankruptcyIfPayment = "2000000000", "2000000000"
+		l.SpotBankruptcyCumulativeDepositInterestDelta = "31"
+	}
+	return l
+}
+
+// CheckLiquidation fails t unless got, a liquidation record an answer carried, has every field of
+// the API's liquidation record (those of all six sub-records and bitFlags) with want's values.
+func CheckLiquidation(t testing.TB, got []byte, want *events.Liquidation) {
+	t.Helper()
+	w, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gm, wm map[string]any
+	if err := json.Unmarshal(got, &gm); err != nil {
+		t.Fatalf("liquidation %s: %v", got, err)
+	}
+	if err := json.Unmarshal(w, &wm); err != nil {
+		t.Fatal(err)
+	}
+	fields := (*events.Liquidation)(nil).CSVHeader() // the JSON's fields, in order
+	if keys := slices.Sorted(maps.Keys(gm)); !slices.Equal(keys, slices.Sorted(slices.Values(fields))) {
+		t.Errorf("%s liquidation %d has the fields\n %v\nwant\n %v", want.LiquidationType, want.LiquidationID, keys, fields)
+	}
+	for _, f := range fields {
+		if !reflect.DeepEqual(gm[f], wm[f]) {
+			t.Errorf("%s liquidation %d: %s = %#v, want %#v", want.LiquidationType, want.LiquidationID, f, gm[f], wm[f])
+		}
+	}
+}
+
+// LiquidationTypes are the six liquidation types, in the protocol's order.
+var LiquidationTypes = []string{events.LiquidationTypePerp, events.LiquidationTypeSpot,
+	events.LiquidationTypeBorrowForPerpPnl, events.LiquidationTypePerpPnlForDeposit,
+	events.LiquidationTypePerpBankruptcy, events.LiquidationTypeSpotBankruptcy}
 
 // TradingSnapshot, EarnSnapshot and VaultSnapshot are account's snapshots (of wallet Key(90)) at ts.
 func TradingSnapshot(account string, ts int64, balance int64) *events.AccountSnapshot {

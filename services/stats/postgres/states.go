@@ -192,16 +192,13 @@ func times(a, b events.Amount) string {
 
 func prepareLiquidation(e ingest.Event[*events.Liquidation]) (liquidation, error) {
 	r := e.Record
-	l := liquidation{Liquidation: r, json: e.JSON}
-	if r.CanceledOrderIDs == nil {
-		// The API's record always has the array; a producer that sent null gets it empty.
-		r.CanceledOrderIDs = []string{}
-		b, err := json.Marshal(r)
-		if err != nil {
-			return liquidation{}, fmt.Errorf("encode liquidation: %w", err)
-		}
-		l.json = b
+	// Stored as the API emits it (every sub-record's fields, bitFlags, [] for no cancelled orders),
+	// whatever of it the message left out.
+	b, err := json.Marshal(r)
+	if err != nil {
+		return liquidation{}, fmt.Errorf("encode liquidation: %w", err)
 	}
+	l := liquidation{Liquidation: r, json: b}
 	spot := func(idx *int) {
 		v := int32(*idx)
 		l.valueMarket = &v

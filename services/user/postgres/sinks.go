@@ -107,17 +107,14 @@ func (in *Ingest) writeLP(ctx context.Context, tx pgx.Tx, evs []ingest.Event[*ev
 }
 
 func (in *Ingest) writeLiquidations(ctx context.Context, tx pgx.Tx, evs []ingest.Event[*events.Liquidation]) error {
-	// The API lists no cancelled orders as []: a producer's null is encoded again.
+	// Stored as the API emits it (every sub-record's fields, bitFlags, [] for no cancelled orders),
+	// whatever of it the message left out.
 	for i, e := range evs {
-		if e.Record.CanceledOrderIDs == nil {
-			r := *e.Record
-			r.CanceledOrderIDs = []string{}
-			b, err := json.Marshal(&r)
-			if err != nil {
-				return fmt.Errorf("encode liquidation: %w", err)
-			}
-			evs[i].JSON = b
+		b, err := json.Marshal(e.Record)
+		if err != nil {
+			return fmt.Errorf("encode liquidation: %w", err)
 		}
+		evs[i].JSON = b
 	}
 	t := eventTable(in.schema, "liquidations", []string{"perp_market", "spot_market"},
 		func(r *events.Liquidation) (string, int64, string, int) { return r.User, r.Ts, r.TxSig, r.TxSigIndex },
