@@ -453,6 +453,9 @@ func (g *minuteGen) liquidations() {
 			l.LiquidatePerpUserOrderID, l.LiquidatePerpLiquidatorOrderID = "0", "0"
 			l.LiquidatePerpLiquidatorFee = units(notional*0.01, events.QuotePrecision)
 			l.LiquidatePerpIfFee = units(notional*0.005, events.QuotePrecision)
+			if rng.IntN(5) == 0 {
+				l.BitFlags = 1 // LiquidationBitFlag IsolatedPosition: the position had margin of its own
+			}
 		case r < 0.8:
 			l.LiquidationType = events.LiquidationTypeSpot
 			l.LiquidateSpotAssetMarketIndex, l.LiquidateSpotLiabilityMarketIndex = new(sol.Index), new(usdc.Index)

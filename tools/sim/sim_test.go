@@ -2,7 +2,9 @@ package sim_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -314,6 +316,33 @@ func TestThirtyDayInvariants(t *testing.T) {
 		}
 		if len(last) != 5 {
 			t.Errorf("fills in %d markets, want 5 traded markets", len(last))
+		}
+	})
+
+	t.Run("liquidations carry every field of every sub-record and bitFlags", func(t *testing.T) {
+		fields := (*events.Liquidation)(nil).CSVHeader() // the API record's fields
+		slices.Sort(fields)
+		types, flagged := map[string]int{}, 0
+		for _, m := range mo.msgs {
+			if m.Topic != events.TopicLiquidations {
+				continue
+			}
+			var obj map[string]json.RawMessage
+			if err := json.Unmarshal(m.Value, &obj); err != nil {
+				t.Fatal(err)
+			}
+			if keys := slices.Sorted(maps.Keys(obj)); !slices.Equal(keys, fields) {
+				t.Fatalf("liquidation message with the fields %v, want %v", keys, fields)
+			}
+			var kind string
+			_ = json.Unmarshal(obj["liquidationType"], &kind)
+			types[kind]++
+			if string(obj["bitFlags"]) == "1" {
+				flagged++
+			}
+		}
+		if len(types) == 0 || flagged == 0 {
+			t.Errorf("liquidations by type %v, %d with bitFlags set: want some flagged", types, flagged)
 		}
 	})
 
