@@ -169,6 +169,9 @@ func (in *Ingest) writeNewUsers(ctx context.Context, tx pgx.Tx, evs []ingest.Eve
 	}
 	// In account order: writers of other partitions may upsert the same accounts at once.
 	accounts := slices.Sorted(maps.Keys(newest))
+	if err := in.lockAccounts(ctx, tx, accounts); err != nil {
+		return err
+	}
 	auth, sub, name, delegate, slot := make([]string, 0, len(accounts)), make([]int32, 0, len(accounts)),
 		make([]string, 0, len(accounts)), make([]*string, 0, len(accounts)), make([]int64, 0, len(accounts))
 	for _, a := range accounts {
@@ -232,6 +235,20 @@ func (in *Ingest) deliver(ctx context.Context, tx pgx.Tx, occs []notify.Occurren
 	owners, err := in.owners(ctx, tx, occs)
 	if err != nil {
 		return err
+	}
+	if unknown := unknownAccounts(occs, owners); len(unknown) > 0 {
+		// The new-user record of such an account may be committing in another writer's transaction
+		// now: that one would find no pending row of this occurrence, and this one no owner, and the
+		// occurrence would wait for good. The account's lock, which writeNewUsers takes as well, puts
+		// the two in turn, and owners read after it see what the other committed.
+		if err := in.lockAccounts(ctx, tx, unknown); err != nil {
+			return err
+		}
+		late, err := in.ownersOf(ctx, tx, unknown)
+		if err != nil {
+			return err
+		}
+		maps.Copy(owners, late)
 	}
 	names, err := in.marketNames(ctx, tx, occs)
 	if err != nil {
@@ -302,8 +319,35 @@ func (in *Ingest) owners(ctx context.Context, tx pgx.Tx, occs []notify.Occurrenc
 	for _, o := range occs {
 		set[o.Account] = true
 	}
+	return in.ownersOf(ctx, tx, slices.Collect(maps.Keys(set)))
+}
+
+// unknownAccounts are the accounts of occs that owners lacks, sorted, each once.
+func unknownAccounts(occs []notify.Occurrence, owners map[string]notify.Owner) []string {
+	var out []string
+	for _, o := range occs {
+		if _, ok := owners[o.Account]; !ok {
+			out = append(out, o.Account)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// lockAccounts takes, until tx ends, the lock of each account (sorted: in one order in every
+// transaction) that orders a new-user record and the occurrences waiting for it.
+func (in *Ingest) lockAccounts(ctx context.Context, tx pgx.Tx, sorted []string) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1 || a, 0)) FROM unnest($2::text[]) AS a`,
+		in.schema+".account:", sorted); err != nil {
+		return fmt.Errorf("lock accounts: %w", err)
+	}
+	return nil
+}
+
+// ownersOf reads the owners of accounts.
+func (in *Ingest) ownersOf(ctx context.Context, tx pgx.Tx, accounts []string) (map[string]notify.Owner, error) {
 	rows, err := tx.Query(ctx, `SELECT account, authority, sub_account_id, name FROM `+in.q.accounts+` WHERE account = ANY($1)`,
-		slices.Collect(maps.Keys(set)))
+		accounts)
 	if err != nil {
 		return nil, fmt.Errorf("read account owners: %w", err)
 	}
