@@ -76,7 +76,7 @@ func amt(s string) *events.Amount {
 }
 
 // TestAggregatesByHand: every aggregate of the known stream as worked out by hand, then the stream
-// delivered again by its producer and after a crash that rewinds the service's Kafka offsets: nothing
+// delivered again by its producer, twice, and once more from the start of every topic: nothing
 // changes.
 func TestAggregatesByHand(t *testing.T) {
 	s := start(t)
@@ -379,8 +379,8 @@ func TestAggregatesByHand(t *testing.T) {
 		}
 	})
 
-	// Everything again, as a producer that sends twice would, and as Kafka hands it back after a crash
-	// between the database commits and the Kafka commits.
+	// Everything again, as a producer that sends twice would, and every topic read again from its
+	// start, as an indexer that reads blocks again after a crash produces it.
 	before := snapshot(t, s)
 	counts := tableCounts(t, s)
 	feed(t, s, msgs...)
