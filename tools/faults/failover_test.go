@@ -78,7 +78,7 @@ func TestMeshSurvivesPostgresLosingCommits(t *testing.T) {
 
 	reference := openDB(ctx, t, srv.CreateDatabase, "reference")
 	run(ctx, t, reference, msgs, consumers, nil)
-	sameState(ctx, t, faulted, reference, all...)
+	sameState(ctx, t, faulted, reference, "the run without faults", all...)
 }
 
 // rounds of faults: a restore and an immediate stop each.

@@ -3,6 +3,7 @@ package faults_test
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -31,18 +32,26 @@ const partitions = 6
 // declaration is the mesh's declaration of the service called name.
 func declaration(tb testing.TB, name string) kit.Service {
 	tb.Helper()
+	svc, ok := lookup(name)
+	if !ok {
+		tb.Fatalf("no service %s in the mesh", name)
+	}
+	return svc
+}
+
+func lookup(name string) (kit.Service, bool) {
 	for _, svc := range devstack.Services() {
 		if svc.Name == name {
-			return svc
+			return svc, true
 		}
 	}
-	tb.Fatalf("no service %s in the mesh", name)
-	return kit.Service{}
+	return kit.Service{}, false
 }
 
 // logger is quiet unless the test runs verbose, then it shows warnings.
 func logger() *slog.Logger {
-	if testing.Verbose() {
+	// A replica process (TestMain) has parsed no test flags.
+	if flag.Parsed() && testing.Verbose() {
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	return slog.New(slog.DiscardHandler)
@@ -63,6 +72,17 @@ type replica struct {
 // startReplica starts svc on pool and kc and runs it until stop (or the test's end).
 func startReplica(tb testing.TB, svc kit.Service, pool *pgxpool.Pool, kc kafka.Config, before func(context.Context, int) error) *replica {
 	tb.Helper()
+	r, err := newReplica(svc, pool, kc, before)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = r.stop() })
+	return r
+}
+
+// newReplica starts svc on pool and kc and runs it until stop. before is the ingest's
+// BeforeCommit hook (nil: none).
+func newReplica(svc kit.Service, pool *pgxpool.Pool, kc kafka.Config, before func(context.Context, int) error) (*replica, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	rt := kit.Runtime{
 		Pool: pool, Kafka: kc, Logger: logger(), Registry: telemetry.NewRegistry(), PageKey: kittest.PageKey,
@@ -74,21 +94,19 @@ func startReplica(tb testing.TB, svc kit.Service, pool *pgxpool.Pool, kc kafka.C
 	inst, err := kit.Start(ctx, svc, rt, settings())
 	if err != nil {
 		cancel()
-		tb.Fatalf("start %s: %v", svc.Name, err)
+		return nil, fmt.Errorf("start %s: %w", svc.Name, err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- inst.Run(ctx) }()
 	var once sync.Once
 	var runErr error
-	r := &replica{inst: inst, stop: func() error {
+	return &replica{inst: inst, stop: func() error {
 		once.Do(func() {
 			cancel()
 			runErr = <-done
 		})
 		return runErr
-	}}
-	tb.Cleanup(func() { _ = r.stop() })
-	return r
+	}}, nil
 }
 
 // startMesh starts one replica of each named service.
@@ -289,8 +307,8 @@ FROM (SELECT t::text AS r FROM `+id+` t) x`).Scan(&d.Rows, &d.Digest); err != ni
 }
 
 // sameState fails the test for every table of schemas that differs between got and want (pools on
-// two databases that ingested the same events), and shows rows that differ.
-func sameState(ctx context.Context, tb testing.TB, got, want *pgxpool.Pool, schemas ...string) {
+// two databases that ingested the same events, want as wantRun did), and shows rows that differ.
+func sameState(ctx context.Context, tb testing.TB, got, want *pgxpool.Pool, wantRun string, schemas ...string) {
 	tb.Helper()
 	for _, schema := range schemas {
 		g, w := digests(ctx, tb, got, schema), digests(ctx, tb, want, schema)
@@ -308,7 +326,7 @@ func sameState(ctx context.Context, tb testing.TB, got, want *pgxpool.Pool, sche
 			rows += d.Rows
 		}
 		if !tb.Failed() {
-			tb.Logf("%s: %d tables, %d rows, equal to the run without faults", schema, len(w), rows)
+			tb.Logf("%s: %d tables, %d rows, equal to %s", schema, len(w), rows, wantRun)
 		}
 	}
 }

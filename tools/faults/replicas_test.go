@@ -1,0 +1,231 @@
+package faults_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/tidemark/tidemark/platform/kafka"
+	"github.com/tidemark/tidemark/platform/kit/kittest"
+	"github.com/tidemark/tidemark/platform/pg"
+	"github.com/tidemark/tidemark/platform/pg/pglocal"
+)
+
+// The environment of a replica run in a process of its own, so that it can be killed for real.
+const (
+	replicaEnv      = "TIDEMARK_FAULTS_REPLICA" // the service to run
+	replicaNameEnv  = "TIDEMARK_FAULTS_REPLICA_NAME"
+	replicaDBEnv    = "TIDEMARK_FAULTS_REPLICA_DB"
+	replicaKafkaEnv = "TIDEMARK_FAULTS_REPLICA_BROKERS"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(replicaEnv) != "" {
+		os.Exit(runReplica())
+	}
+	os.Exit(m.Run())
+}
+
+// slowCommits holds each batch a while before its commit, so that a kill lands in an open one.
+func slowCommits(ctx context.Context, _ int) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(300 * time.Millisecond):
+		return nil
+	}
+}
+
+// runReplica is the body of a replica process: the service named by the environment, with slow
+// commits, until it is killed or stopped.
+func runReplica() int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	pool, err := pg.Open(ctx, os.Getenv(replicaDBEnv)+"&application_name="+os.Getenv(replicaNameEnv), 8)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer pool.Close()
+	kc := kafka.Config{Brokers: strings.Split(os.Getenv(replicaKafkaEnv), ","), ClientID: os.Getenv(replicaNameEnv)}
+	svc, ok := lookup(os.Getenv(replicaEnv))
+	if !ok {
+		fmt.Fprintln(os.Stderr, "no service", os.Getenv(replicaEnv))
+		return 1
+	}
+	r, err := newReplica(svc, pool, kc, slowCommits)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	go func() {
+		for r.inst.Ready() != nil {
+			time.Sleep(20 * time.Millisecond)
+		}
+		fmt.Println("ready")
+	}()
+	<-ctx.Done()
+	if err := r.stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// startProcess runs a replica of service in a child process of this test binary, under name in
+// Postgres' application_name, and waits until it is ready.
+func startProcess(tb testing.TB, service, name, dbURL string, kc kafka.Config) *exec.Cmd {
+	tb.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), replicaEnv+"="+service, replicaNameEnv+"="+name, replicaDBEnv+"="+dbURL,
+		replicaKafkaEnv+"="+strings.Join(kc.Brokers, ","))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if sc.Text() == "ready" {
+				ready <- true
+			}
+		}
+		close(ready)
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			tb.Fatalf("replica %s exited before it was ready", name)
+		}
+	case <-time.After(2 * time.Minute):
+		tb.Fatalf("replica %s not ready within two minutes", name)
+	}
+	return cmd
+}
+
+// partitionOffsets reads the stored offset of every topic and partition of schema.
+func partitionOffsets(ctx context.Context, tb testing.TB, pool *pgxpool.Pool, schema string) map[string]int64 {
+	tb.Helper()
+	rows, err := pool.Query(ctx, `SELECT topic || '/' || partition, "offset" FROM `+pgx.Identifier{schema, "kafka_offsets"}.Sanitize())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out := map[string]int64{}
+	var tp string
+	var off int64
+	if _, err := pgx.ForEachRow(rows, []any{&tp, &off}, func() error { out[tp] = off; return nil }); err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+// TestReplicasMoveUnderLoad runs market and user as several replicas of one group each while events
+// arrive: a second replica of each in a process of its own, a third that joins, then the second
+// killed (SIGKILL, with a batch's transaction open), then the third stopped cleanly. Partitions move
+// at each step. Afterwards every table of both services, candles, order states and positions
+// among them, equals what a single replica of each stores from the same events.
+func TestReplicasMoveUnderLoad(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	srv, err := pglocal.Start(ctx, pglocal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = srv.Stop() }()
+	msgs := history(t)
+	names := []string{"market", "user"}
+
+	moved := openDB(ctx, t, srv.CreateDatabase, "moved")
+	url := srv.URL("moved") + "&connect_timeout=2"
+	all := run(ctx, t, moved, msgs, names, func(kc kafka.Config, rs []*replica) []*replica {
+		progress := func(what string) { t.Helper(); waitProgress(ctx, t, moved, what, 500, schemas(rs...)...) }
+		var killed []*exec.Cmd
+		for _, name := range names {
+			killed = append(killed, startProcess(t, name, name+"-2", url, kc))
+		}
+		progress("two replicas each")
+		var third []*replica
+		for _, name := range names {
+			third = append(third, startReplica(t, declaration(t, name), moved, kc, nil))
+		}
+		progress("three replicas each")
+
+		kittest.Eventually(t, time.Minute, "the second replicas to have a batch open", func() bool {
+			var open int
+			_ = moved.QueryRow(ctx, `SELECT count(DISTINCT application_name) FROM pg_stat_activity
+				WHERE application_name IN ('market-2', 'user-2') AND xact_start IS NOT NULL`).Scan(&open)
+			return open == len(names)
+		})
+		before := map[string]map[string]int64{}
+		for _, r := range rs {
+			before[r.inst.Schema()] = partitionOffsets(ctx, t, moved, r.inst.Schema())
+		}
+		for _, cmd := range killed {
+			if err := cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		killedAt := time.Now()
+		// Every partition that was behind its topic's end is written again, whoever owns it now.
+		for schema, offsets := range before {
+			kittest.Eventually(t, 2*time.Minute, schema+"'s partitions to be written after the kill", func() bool {
+				now := partitionOffsets(ctx, t, moved, schema)
+				for tp, off := range offsets {
+					if now[tp] <= off && !atEnd(ctx, kc, tp, off) {
+						return false
+					}
+				}
+				return true
+			})
+		}
+		t.Logf("every partition written again %v after the kill (session timeout %v)",
+			time.Since(killedAt).Round(100*time.Millisecond), ingestConfig().SessionTimeout)
+
+		for _, r := range third {
+			if err := r.stop(); err != nil {
+				t.Errorf("%s's third replica stopped with: %v", r.inst.Name(), err)
+			}
+		}
+		progress("after the third replicas left")
+		return rs
+	})
+	t.Logf("%d messages through replicas that joined, died and left", len(msgs))
+
+	single := openDB(ctx, t, srv.CreateDatabase, "single")
+	run(ctx, t, single, msgs, names, nil)
+	sameState(ctx, t, moved, single, "a single replica's run", all...)
+}
+
+// atEnd tells whether offset is the last of topic/partition tp: nothing more to write there.
+func atEnd(ctx context.Context, kc kafka.Config, tp string, offset int64) bool {
+	topic, p, ok := strings.Cut(tp, "/")
+	if !ok {
+		return false
+	}
+	ends, err := kc.EndOffsets(ctx, topic)
+	if err != nil {
+		return false
+	}
+	var part int
+	fmt.Sscan(p, &part)
+	return ends[topic][part] <= offset+1
+}
