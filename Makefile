@@ -3,7 +3,7 @@ MODULES := $(shell go list -f '{{.Dir}}' -m)
 GO_TEST_FLAGS ?= -count=1 -timeout 20m
 CONTROLLER_GEN := sigs.k8s.io/controller-tools/cmd/controller-gen@v0.17.3
 
-.PHONY: run test bench lint deps testbed generate images
+.PHONY: run test bench soak lint deps testbed generate images
 
 ## run: the whole mesh on this machine (embedded broker, local Postgres under ./.data, simulator), on :8080
 # Built and exec'd rather than go run, which exits 1 on Ctrl-C whatever the program returns: make
@@ -18,6 +18,12 @@ test: deps testbed lint
 ## bench: the performance figures of the closing notes (ratios against baselines measured in the same run)
 bench: deps testbed
 	go test -run '^$$' -bench . -benchtime 1x -timeout 60m -v ./tools/bench/
+
+## soak: the fault loops of tools/faults (Postgres restores and immediate stops, replicas joining, killed
+## and leaving) for SOAK_ROUNDS rounds each instead of make test's few
+SOAK_ROUNDS ?= 20
+soak: deps
+	TIDEMARK_SOAK_ROUNDS=$(SOAK_ROUNDS) go test -count=1 -timeout 180m -v ./tools/faults/
 
 ## lint: gofmt and go vet over every module of the workspace, and the CRD as the Go types generate it
 lint:

@@ -30,14 +30,16 @@ var consumers = []string{"market", "user", "stats", "notify"}
 // not yet flushed. Then the same events go into a fresh database through the same services with
 // no fault: every table of every service, derived state included, must be equal.
 func TestMeshSurvivesPostgresLosingCommits(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	rounds := soakRounds(3)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(rounds)*3*time.Minute)
 	defer cancel()
 	srv, err := pglocal.Start(ctx, pglocal.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = srv.Stop() }()
-	msgs := history(t)
+	// Enough arrivals to last the rounds: a restore waits for commits to take back.
+	msgs := history(t, time.Duration(rounds)*30*time.Minute)
 
 	faulted := openDB(ctx, t, srv.CreateDatabase, "faulted")
 	all := run(ctx, t, faulted, msgs, consumers, func(_ kafka.Config, rs []*replica) []*replica {
@@ -80,6 +82,3 @@ func TestMeshSurvivesPostgresLosingCommits(t *testing.T) {
 	run(ctx, t, reference, msgs, consumers, nil)
 	sameState(ctx, t, faulted, reference, "the run without faults", all...)
 }
-
-// rounds of faults: a restore and an immediate stop each.
-const rounds = 3

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -132,15 +133,15 @@ func stopAll(tb testing.TB, rs []*replica) {
 // historyEnd is the end of the simulated history and the services' clock.
 var historyEnd = time.Now().Truncate(time.Minute)
 
-// history is the simulator's events of the 90 minutes before historyEnd, in time order: some ten
-// thousand messages over every topic the services consume.
-func history(tb testing.TB) []events.Message {
+// history is the simulator's events of the span before historyEnd, in time order: some ten thousand
+// messages over every topic the services consume for 90 minutes.
+func history(tb testing.TB, span time.Duration) []events.Message {
 	tb.Helper()
 	cfg := sim.DefaultConfig()
 	cfg.Authorities = 60
 	s := sim.New(cfg)
 	var msgs []events.Message
-	if err := s.Generate(historyEnd.Add(-90*time.Minute), historyEnd, func(m events.Message) error {
+	if err := s.Generate(historyEnd.Add(-span), historyEnd, func(m events.Message) error {
 		msgs = append(msgs, m)
 		return nil
 	}); err != nil {
@@ -416,7 +417,7 @@ func run(ctx context.Context, tb testing.TB, pool *pgxpool.Pool, msgs []events.M
 	kc := kafka.Config{Brokers: broker.Brokers(), ClientID: "faults"}
 	createTopics(ctx, tb, kc)
 	// The fills and deposits of the first warmUp go first; each topic's messages keep their order.
-	until := historyEnd.Add(-90*time.Minute + warmUp).Unix()
+	until := eventTs(msgs[0]) + int64(warmUp/time.Second)
 	var first, rest []events.Message
 	for _, m := range msgs {
 		if (m.Topic == events.TopicFills || m.Topic == events.TopicDeposits) && eventTs(m) < until {
@@ -460,4 +461,13 @@ func eventTs(m events.Message) int64 {
 	}
 	_ = json.Unmarshal(m.Value, &v)
 	return v.Ts
+}
+
+// soakRounds is how many rounds of damage a test does: n, or TIDEMARK_SOAK_ROUNDS when set (make
+// soak runs many more than make test has time for).
+func soakRounds(n int) int {
+	if v, err := strconv.Atoi(os.Getenv("TIDEMARK_SOAK_ROUNDS")); err == nil && v > 0 {
+		return v
+	}
+	return n
 }

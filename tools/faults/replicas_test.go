@@ -144,71 +144,75 @@ func partitionOffsets(ctx context.Context, tb testing.TB, pool *pgxpool.Pool, sc
 // at each step. Afterwards every table of both services, candles, order states and positions
 // among them, equals what a single replica of each stores from the same events.
 func TestReplicasMoveUnderLoad(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	cycles := soakRounds(1)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(cycles)*5*time.Minute)
 	defer cancel()
 	srv, err := pglocal.Start(ctx, pglocal.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = srv.Stop() }()
-	msgs := history(t)
+	msgs := history(t, time.Duration(cycles)*90*time.Minute)
 	names := []string{"market", "user"}
 
 	moved := openDB(ctx, t, srv.CreateDatabase, "moved")
 	url := srv.URL("moved") + "&connect_timeout=2"
 	all := run(ctx, t, moved, msgs, names, func(kc kafka.Config, rs []*replica) []*replica {
 		progress := func(what string) { t.Helper(); waitProgress(ctx, t, moved, what, 500, schemas(rs...)...) }
-		var killed []*exec.Cmd
-		for _, name := range names {
-			killed = append(killed, startProcess(t, name, name+"-2", url, kc))
-		}
-		progress("two replicas each")
-		var third []*replica
-		for _, name := range names {
-			third = append(third, startReplica(t, declaration(t, name), moved, kc, nil))
-		}
-		progress("three replicas each")
-
-		kittest.Eventually(t, time.Minute, "the second replicas to have a batch open", func() bool {
-			var open int
-			_ = moved.QueryRow(ctx, `SELECT count(DISTINCT application_name) FROM pg_stat_activity
-				WHERE application_name IN ('market-2', 'user-2') AND xact_start IS NOT NULL`).Scan(&open)
-			return open == len(names)
-		})
-		before := map[string]map[string]int64{}
-		for _, r := range rs {
-			before[r.inst.Schema()] = partitionOffsets(ctx, t, moved, r.inst.Schema())
-		}
-		for _, cmd := range killed {
-			if err := cmd.Process.Kill(); err != nil {
-				t.Fatal(err)
+		for cycle := range cycles {
+			var killed []*exec.Cmd
+			for _, name := range names {
+				killed = append(killed, startProcess(t, name, name+"-2", url, kc))
 			}
-		}
-		killedAt := time.Now()
-		// Every partition that was behind its topic's end is written again, whoever owns it now.
-		for schema, offsets := range before {
-			kittest.Eventually(t, 2*time.Minute, schema+"'s partitions to be written after the kill", func() bool {
-				now := partitionOffsets(ctx, t, moved, schema)
-				for tp, off := range offsets {
-					if now[tp] <= off && !atEnd(ctx, kc, tp, off) {
-						return false
-					}
-				}
-				return true
+			progress("two replicas each")
+			var third []*replica
+			for _, name := range names {
+				third = append(third, startReplica(t, declaration(t, name), moved, kc, nil))
+			}
+			progress("three replicas each")
+
+			kittest.Eventually(t, time.Minute, "the second replicas to have a batch open", func() bool {
+				var open int
+				_ = moved.QueryRow(ctx, `SELECT count(DISTINCT application_name) FROM pg_stat_activity
+					WHERE application_name IN ('market-2', 'user-2') AND xact_start IS NOT NULL`).Scan(&open)
+				return open == len(names)
 			})
-		}
-		t.Logf("every partition written again %v after the kill (session timeout %v)",
-			time.Since(killedAt).Round(100*time.Millisecond), ingestConfig().SessionTimeout)
-
-		for _, r := range third {
-			if err := r.stop(); err != nil {
-				t.Errorf("%s's third replica stopped with: %v", r.inst.Name(), err)
+			before := map[string]map[string]int64{}
+			for _, r := range rs {
+				before[r.inst.Schema()] = partitionOffsets(ctx, t, moved, r.inst.Schema())
 			}
+			for _, cmd := range killed {
+				if err := cmd.Process.Kill(); err != nil {
+					t.Fatal(err)
+				}
+				_ = cmd.Wait()
+			}
+			killedAt := time.Now()
+			// Every partition that was behind its topic's end is written again, whoever owns it now.
+			for schema, offsets := range before {
+				kittest.Eventually(t, 2*time.Minute, schema+"'s partitions to be written after the kill", func() bool {
+					now := partitionOffsets(ctx, t, moved, schema)
+					for tp, off := range offsets {
+						if now[tp] <= off && !atEnd(ctx, kc, tp, off) {
+							return false
+						}
+					}
+					return true
+				})
+			}
+			t.Logf("cycle %d: every partition written again %v after the kill (session timeout %v)",
+				cycle+1, time.Since(killedAt).Round(100*time.Millisecond), ingestConfig().SessionTimeout)
+
+			for _, r := range third {
+				if err := r.stop(); err != nil {
+					t.Errorf("%s's third replica stopped with: %v", r.inst.Name(), err)
+				}
+			}
+			progress("after the third replicas left")
 		}
-		progress("after the third replicas left")
 		return rs
 	})
-	t.Logf("%d messages through replicas that joined, died and left", len(msgs))
+	t.Logf("%d messages through %d cycles of replicas that joined, died and left", len(msgs), cycles)
 
 	single := openDB(ctx, t, srv.CreateDatabase, "single")
 	run(ctx, t, single, msgs, names, nil)
