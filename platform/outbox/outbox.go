@@ -146,6 +146,21 @@ func Seqs(ctx context.Context, q Querier, schema, prefix string) (map[string]int
 	return out, nil
 }
 
+// Seq returns the number of the last message queued in channel (0: none yet), by the counter's
+// key: one row however many channels the schema numbers, where Seqs with the channel as its prefix
+// would scan them all (and name the channels it prefixes too, notifications:<a> of notifications:<ab>).
+func Seq(ctx context.Context, q Querier, schema, channel string) (int64, error) {
+	rows, err := q.Query(ctx, `SELECT seq FROM `+pgx.Identifier{schema, "outbox_seq"}.Sanitize()+` WHERE channel = $1`, channel)
+	if err != nil {
+		return 0, fmt.Errorf("outbox: read the number of %s: %w", channel, err)
+	}
+	var seq int64
+	if _, err := pgx.ForEachRow(rows, []any{&seq}, func() error { return nil }); err != nil {
+		return 0, fmt.Errorf("outbox: read the number of %s: %w", channel, err)
+	}
+	return seq, nil
+}
+
 // Config tunes a Publisher; zero values take the defaults.
 type Config struct {
 	// BatchSize is the most rows written to Kafka in one transaction (default 500).

@@ -344,6 +344,11 @@ func TestNumbersEachChannel(t *testing.T) {
 	if want := map[string]int64{"candle:SOL-PERP:1": 5, "candle:SOL-PERP:5": 1}; !maps.Equal(seqs, want) {
 		t.Errorf("Seqs(candle:) = %v, want %v", seqs, want)
 	}
+	for channel, want := range map[string]int64{"candle:SOL-PERP:1": 5, "markets:summary": 2, "candle:SOL-PERP": 0} {
+		if seq, err := outbox.Seq(ctx, e.pool, "svc", channel); err != nil || seq != want {
+			t.Errorf("Seq(%s) = %d, %v, want %d", channel, seq, err, want)
+		}
+	}
 
 	w := e.kc.NewWriter("")
 	defer w.Close()
