@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/fault"
 	"github.com/tidemark/tidemark/platform/httpapi"
 	"github.com/tidemark/tidemark/services/notify"
@@ -223,4 +224,44 @@ func printable(s string, max int) bool {
 		}
 	}
 	return true
+}
+
+// EdgeStore reads what the WebSocket edge asks of a wallet's channel.
+type EdgeStore interface {
+	// EdgeSeq returns the seq of the last edge.notifications message of authority's channel (0:
+	// none yet).
+	EdgeSeq(ctx context.Context, authority string) (int64, error)
+}
+
+// EdgeNotificationsPath is the internal route of a wallet's channel seq, read by the WebSocket edge
+// when a client subscribes to a wallet it has seen no message of.
+const EdgeNotificationsPath = "/internal/edge/notifications"
+
+// Internal registers the routes of the internal port: GET /internal/edge/notifications?authority=
+// answers {"success":true,"data":[],"seqs":{"notifications:<authority>":<seq>}}, the envelope of the
+// other services' edge snapshots. A notifications channel has no init, so data is empty; seqs is
+// what an edge replica that has not read the wallet's messages acknowledges with, so that the next
+// message is one more (0 says the wallet has none). Unsigned: the internal port is reachable from
+// the mesh only, and a count reveals nothing the channel's own messages do not.
+func Internal(api *httpapi.API, store EdgeStore) {
+	api.Handle(http.MethodGet, EdgeNotificationsPath, func(r *http.Request) (any, error) {
+		auth := r.URL.Query().Get("authority")
+		switch {
+		case auth == "":
+			return nil, fault.Errorf(fault.Invalid, "authority is required: the wallet's address, base58")
+		case !events.ValidPublicKey(auth):
+			return nil, fault.Errorf(fault.Invalid, "authority %q is not a wallet address (32 bytes, base58)", auth)
+		}
+		seq, err := store.EdgeSeq(r.Context(), auth)
+		if err != nil {
+			return nil, err
+		}
+		return edgeSeqs{Success: true, Data: []struct{}{}, Seqs: map[string]int64{events.NotificationsChannel(auth): seq}}, nil
+	}, httpapi.CacheControl("no-store"))
+}
+
+type edgeSeqs struct {
+	Success bool             `json:"success"`
+	Data    []struct{}       `json:"data"`
+	Seqs    map[string]int64 `json:"seqs"`
 }

@@ -15,7 +15,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/fault"
+	"github.com/tidemark/tidemark/platform/outbox"
 	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/services/notify"
 )
@@ -29,15 +31,23 @@ func Migrations() fs.FS { return pg.MigrationsDir(migrations) }
 // Store reads and changes the notify schema: it is the notify.Store, and the verifier's
 // notify.Signatures and notify.Accounts.
 type Store struct {
-	pool *pgxpool.Pool
-	q    tables
-	sigs *signatureRecorder
+	pool   *pgxpool.Pool
+	schema string
+	q      tables
+	sigs   *signatureRecorder
 }
 
 // NewStore works on schema through pool.
 func NewStore(pool *pgxpool.Pool, schema string) *Store {
 	q := tablesOf(schema)
-	return &Store{pool: pool, q: q, sigs: &signatureRecorder{pool: pool, table: q.signatures}}
+	return &Store{pool: pool, schema: schema, q: q, sigs: &signatureRecorder{pool: pool, table: q.signatures}}
+}
+
+// EdgeSeq returns the seq of the last edge.notifications message queued for authority's channel
+// (0: none yet): the outbox numbers them in the transaction that stores the notification, so a
+// committed notification is counted and one of a transaction still open is not.
+func (s *Store) EdgeSeq(ctx context.Context, authority string) (int64, error) {
+	return outbox.Seq(ctx, s.pool, s.schema, events.NotificationsChannel(authority))
 }
 
 var (

@@ -121,6 +121,9 @@ func Service(cfg Config) kit.Service {
 			return kit.Parts{
 				Sinks:  in.Sinks(),
 				Routes: func(api *httpapi.API) { notifyhttp.Routes(api, store, v) },
+				// The WebSocket edge reads a wallet's channel seq here before it acknowledges a
+				// subscription to a wallet it has seen no message of.
+				Internal: func(api *httpapi.API) { notifyhttp.Internal(api, store) },
 				Jobs: []kit.Job{
 					{Name: "signature pruning", Run: every(pruneEvery, d, func(ctx context.Context) error {
 						_, err := upkeep.PruneSignatures(ctx, c.AuthWindow)
