@@ -10,6 +10,7 @@ require (
 	github.com/tidemark/tidemark/api v0.0.0
 	github.com/tidemark/tidemark/platform v0.0.0
 	github.com/tidemark/tidemark/services/market v0.0.0
+	github.com/tidemark/tidemark/services/notify v0.0.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/trace v1.47.0
 )
@@ -47,6 +48,7 @@ require (
 	go.opentelemetry.io/otel/metric v1.47.0 // indirect
 	go.opentelemetry.io/otel/sdk v1.47.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.11.0 // indirect
+	golang.org/x/crypto/x509roots/fallback v0.0.0-20261030153154-30a33513ff6d // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
@@ -62,4 +64,5 @@ replace (
 	github.com/tidemark/tidemark/api => ../../api
 	github.com/tidemark/tidemark/platform => ../../platform
 	github.com/tidemark/tidemark/services/market => ../market
+	github.com/tidemark/tidemark/services/notify => ../notify
 )

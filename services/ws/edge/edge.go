@@ -267,20 +267,30 @@ func (w *Warmer) Fetch(ctx context.Context, name string, query url.Values) error
 }
 
 func (w *Warmer) take(ctx context.Context, s Source) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL, nil)
+	data, seqs, err := Get(ctx, w.client, s.URL)
 	if err != nil {
 		return err
 	}
-	resp, err := w.client.Do(req)
+	return s.Apply(data, seqs)
+}
+
+// Get reads the snapshot route at url (a Source's answer) within 30 seconds at most: its data and
+// its seqs (nil when it names none).
+func Get(ctx context.Context, client *http.Client, url string) ([]json.RawMessage, map[string]int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return err
+		return nil, nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("GET %s: %s: %s", s.URL, resp.Status, strings.TrimSpace(string(b)))
+		return nil, nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(b)))
 	}
 	var body struct {
 		Success bool              `json:"success"`
@@ -288,10 +298,25 @@ func (w *Warmer) take(ctx context.Context, s Source) error {
 		Seqs    map[string]int64  `json:"seqs"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		return fmt.Errorf("GET %s: %w", s.URL, err)
+		return nil, nil, fmt.Errorf("GET %s: %w", url, err)
 	}
 	if !body.Success || body.Data == nil {
-		return fmt.Errorf("GET %s: not a {success:true, data:[...]} answer", s.URL)
+		return nil, nil, fmt.Errorf("GET %s: not a {success:true, data:[...]} answer", url)
 	}
-	return s.Apply(body.Data, body.Seqs)
+	return body.Data, body.Seqs, nil
+}
+
+// ChannelSeq reads one channel's seq from the snapshot route at url (the notify service's
+// notifications route, say): an answer that does not name the channel is an error, not 0, since
+// the edge would acknowledge a subscription with a seq nobody gave it.
+func ChannelSeq(ctx context.Context, client *http.Client, url, channel string) (int64, error) {
+	_, seqs, err := Get(ctx, client, url)
+	if err != nil {
+		return 0, err
+	}
+	seq, ok := seqs[channel]
+	if !ok {
+		return 0, fmt.Errorf("GET %s: the answer names no seq of %s", url, channel)
+	}
+	return seq, nil
 }

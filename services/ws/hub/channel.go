@@ -108,6 +108,28 @@ func (ch *channel) resumable(since int64) (ok bool, skip int64) {
 	return true, 0
 }
 
+// adopt takes seq, the channel's seq as its producer read it for a subscription (a wallet's count of
+// notifications, read from the notify service), and returns the seq to acknowledge the subscription
+// with and the buffered messages that must follow the acknowledgement. A channel the replica knows
+// nothing of starts at seq: its next message is seq+1, and one at or below seq (committed before the
+// read, published after) is a repeat. A channel that became known while seq was being read has had
+// its first messages meanwhile: those after seq are in the replay buffer from floor on, and follow
+// the acknowledgement at seq, so that none is lost and none doubled (the subscription is added after
+// them, under the channel's lock). A seq the channel is at or past the buffer of, or beyond its own
+// (messages the replica has yet to read, which will come), changes nothing: the acknowledgement
+// says where the channel is.
+func (ch *channel) adopt(seq int64) (ack int64, after []*frame) {
+	switch {
+	case !ch.known:
+		ch.seq, ch.known = seq, true
+		ch.restart(seq)
+		return seq, nil
+	case seq < ch.seq && seq >= ch.floor:
+		return seq, ch.missed(seq)
+	}
+	return ch.seq, nil
+}
+
 // missed are the buffered messages after since.
 func (ch *channel) missed(since int64) []*frame {
 	i, _ := slices.BinarySearchFunc(ch.replay, since+1, func(f *frame, seq int64) int { return cmp.Compare(f.seq, seq) })

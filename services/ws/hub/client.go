@@ -607,10 +607,28 @@ func (c *Client) subscribe(req ws.Request) {
 		c.reply(nil, fmt.Sprintf("at most %d subscriptions per connection: unsubscribe from one first", h.cfg.MaxSubscriptions))
 		return
 	}
+	// A wallet this replica has had no message of since it started: its channel's seq is the notify
+	// service's count, not 0, or the wallet's next notification would look like a gap.
+	var fetched *int64
+	if id.Type == ws.Notifications && h.unnumbered(id) {
+		if seq, ok := h.notificationsSeq(id.Authority); ok {
+			fetched = &seq
+		}
+	}
 	ch := h.lock(id, true)
 	defer ch.lk.Unlock()
 	if !again {
 		s = &subscription{c: c, ch: ch}
+	}
+	// ack is the acknowledgement's seq and after the messages that follow it: the channel's
+	// present, or the fetched seq and what the replica read of the channel while it was fetched.
+	ack, after := ch.seq, []*frame(nil)
+	if fetched != nil {
+		ack, after = ch.adopt(*fetched)
+		if again {
+			// Subscribed already, the client got those messages as they came.
+			ack, after = ch.seq, nil
+		}
 	}
 	var resumed *bool
 	if req.Since != nil && !again {
@@ -623,14 +641,15 @@ func (c *Client) subscribe(req ws.Request) {
 		}
 		h.m.resumes.WithLabelValues(result).Inc()
 	}
-	c.enqueueOf(ch, ws.AckMessage(id, ch.seq, resumed))
-	switch {
-	case resumed != nil && *resumed:
-		for _, f := range ch.missed(*req.Since) {
-			c.enqueue(f)
-		}
-	case id.Type != ws.Notifications:
+	if resumed != nil && *resumed {
+		ack, after = ch.seq, ch.missed(*req.Since)
+	}
+	c.enqueueOf(ch, ws.AckMessage(id, ack, resumed))
+	if (resumed == nil || !*resumed) && id.Type != ws.Notifications {
 		c.enqueueOf(ch, ws.InitMessage(id, ch.snapshot(), ch.seq))
+	}
+	for _, f := range after {
+		c.enqueue(f)
 	}
 	if !again {
 		ch.subs = append(ch.subs, s)

@@ -103,6 +103,14 @@ type Hub struct {
 	fetchMu  sync.Mutex
 	fetching map[string]chan struct{}
 
+	// notifySeq reads a wallet's notifications channel seq from the notify service
+	// (SetNotificationsSeq); nil: there is nothing to ask, and a channel the replica has had no
+	// message of is acknowledged at 0. seqCalls holds the reads under way, by wallet, so that the
+	// subscriptions arriving meanwhile share one.
+	notifySeq func(ctx context.Context, authority string) (int64, error)
+	seqMu     sync.Mutex
+	seqCalls  map[string]*seqCall
+
 	// warmed is closed once the edge topics are being read and the snapshots taken: subscriptions
 	// wait for it, so that no init is served from a cold state.
 	warmed     chan struct{}
@@ -126,7 +134,7 @@ func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) *Hub {
 	h := &Hub{
 		cfg: cfg, logger: logger, m: newMetrics(reg), now: time.Now,
 		channels: map[string]*channel{}, symbols: map[string]struct{}{}, fetching: map[string]chan struct{}{},
-		clients: map[*Client]struct{}{}, warmed: make(chan struct{}),
+		seqCalls: map[string]*seqCall{}, clients: map[*Client]struct{}{}, warmed: make(chan struct{}),
 	}
 	// A worker per core, and one more: writes are system calls, and one may wait on a socket for up
 	// to fastWrite.
@@ -263,6 +271,70 @@ func (h *Hub) fetchCandles(symbol string) {
 	defer cancel()
 	if err := h.fetch(ctx, symbol); err != nil {
 		h.logger.Warn("candle snapshot of one market failed", "symbol", symbol, "err", err)
+	}
+}
+
+// SetNotificationsSeq sets how the hub reads a wallet's notifications channel seq from the notify
+// service, when a subscription names a wallet the replica has had no message of since it started.
+// It must be called before clients connect.
+func (h *Hub) SetNotificationsSeq(seq func(ctx context.Context, authority string) (int64, error)) {
+	h.notifySeq = seq
+}
+
+// seqCall is one read of a wallet's channel seq, shared by the subscriptions that wait for it.
+type seqCall struct {
+	done chan struct{}
+	seq  int64
+	err  error
+}
+
+// unnumbered reports whether a notifications subscription would be acknowledged with a seq the
+// replica made up: it has had no message of the wallet, so its channel says 0 whatever the wallet's
+// count is.
+func (h *Hub) unnumbered(id ws.Channel) bool {
+	if h.notifySeq == nil {
+		return false
+	}
+	ch := h.lock(id, false)
+	if ch == nil {
+		return true
+	}
+	defer ch.lk.Unlock()
+	return !ch.known
+}
+
+// notificationsSeq reads authority's channel seq, or waits for the read under way; ok is false when
+// it failed or took longer than fetchWait (the subscription is then acknowledged with what the
+// replica has, as before there was a notify service to ask).
+func (h *Hub) notificationsSeq(authority string) (seq int64, ok bool) {
+	h.seqMu.Lock()
+	call, busy := h.seqCalls[authority]
+	if !busy {
+		call = &seqCall{done: make(chan struct{})}
+		h.seqCalls[authority] = call
+	}
+	h.seqMu.Unlock()
+	if !busy {
+		func() {
+			defer func() {
+				h.seqMu.Lock()
+				delete(h.seqCalls, authority)
+				h.seqMu.Unlock()
+				close(call.done)
+			}()
+			ctx, cancel := context.WithTimeout(context.Background(), fetchWait)
+			defer cancel()
+			call.seq, call.err = h.notifySeq(ctx, authority)
+			if call.err != nil {
+				h.logger.Warn("notifications seq of one wallet failed", "authority", authority, "err", call.err)
+			}
+		}()
+	}
+	select {
+	case <-call.done:
+		return call.seq, call.err == nil
+	case <-time.After(fetchWait):
+		return 0, false
 	}
 }
 

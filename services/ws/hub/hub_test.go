@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,10 +44,14 @@ func (r *replica) counter(t *testing.T, name string) float64 {
 	return sum
 }
 
-func startReplica(t *testing.T, warm int64) *replica {
+// startReplica starts a replica; setup runs before it serves (the hub's Set* calls).
+func startReplica(t *testing.T, warm int64, setup ...func(*hub.Hub)) *replica {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	h := hub.New(hub.Config{}, wstest.Logger(), reg)
+	for _, f := range setup {
+		f(h)
+	}
 	h.Start()
 	c, err := json.Marshal(change(0).Candle)
 	if err != nil {
@@ -191,4 +196,80 @@ func TestRepeatsAndGaps(t *testing.T) {
 		}
 		cl.Quiet(50 * time.Millisecond)
 	}
+}
+
+// TestNotificationsSeqReadWhileMessagesCome: a wallet the replica has had no message of is
+// acknowledged at the seq the notify service read (57), and its message 58, which the replica
+// applies while that read is in flight (before any subscriber is on the channel), follows the
+// acknowledgement from the replay buffer: nothing lost, nothing doubled, then 59 live. A second
+// subscription meanwhile shares the one read, and its stream is as consistent, whether it came
+// before 58 (acknowledged at 57, then 58) or after (at 58).
+func TestNotificationsSeqReadWhileMessagesCome(t *testing.T) {
+	alice := wstest.Key(1)
+	var reads atomic.Int32
+	reading, release := make(chan struct{}, 4), make(chan struct{})
+	r := startReplica(t, 0, func(h *hub.Hub) {
+		h.SetNotificationsSeq(func(ctx context.Context, authority string) (int64, error) {
+			reads.Add(1)
+			reading <- struct{}{}
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			}
+			return 57, nil
+		})
+	})
+	notification := func(seq int64) {
+		t.Helper()
+		v, err := json.Marshal(wstest.Notification(alice, fmt.Sprint("n", seq), "t").Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Apply(hub.Message{Topic: events.TopicEdgeNotifications, Offset: seq, Time: time.Now(), Key: []byte(alice),
+			Value: v, Channel: events.NotificationsChannel(alice), Seq: seq}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sub := `{"type":"subscribe","channelType":"notifications","authority":"` + alice + `"}`
+	first := wstest.Dial(t, r.url)
+	first.Send(sub)
+	<-reading
+	second := wstest.Dial(t, r.url)
+	second.Send(sub)
+	notification(58)
+	close(release)
+
+	if ack := first.Expect("subscription", events.NotificationsChannel(alice)); ack.Seq != 57 {
+		t.Fatalf("ack %s, want the read seq 57", ack.Raw)
+	}
+	if m := first.Next(); m.Seq != 58 {
+		t.Fatalf("after the ack: %s, want 58, which came during the read", m.Raw)
+	}
+	ack := second.Expect("subscription", events.NotificationsChannel(alice))
+	if ack.Seq != 57 && ack.Seq != 58 {
+		t.Fatalf("second ack %s, want 57 or 58", ack.Raw)
+	}
+	if ack.Seq == 57 {
+		if m := second.Next(); m.Seq != 58 {
+			t.Fatalf("second, after an ack at 57: %s, want 58", m.Raw)
+		}
+	}
+	notification(59)
+	for i, c := range []*wstest.Conn{first, second} {
+		if m := c.Next(); m.Seq != 59 {
+			t.Errorf("client %d: live %s, want 59", i, m.Raw)
+		}
+		c.Quiet(100 * time.Millisecond)
+	}
+	if n := reads.Load(); n != 1 {
+		t.Errorf("%d reads of the seq, want 1 shared", n)
+	}
+	// Known now: a third subscription is acknowledged where the channel is, without a read.
+	third := wstest.Dial(t, r.url)
+	third.Send(sub)
+	if ack := third.Expect("subscription", events.NotificationsChannel(alice)); ack.Seq != 59 || reads.Load() != 1 {
+		t.Errorf("third ack %s after %d reads, want 59 after 1", ack.Raw, reads.Load())
+	}
+	third.Quiet(100 * time.Millisecond)
 }

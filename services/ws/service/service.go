@@ -44,6 +44,8 @@ const (
 	CandlesPath = "/internal/edge/candles"
 	MarketsPath = "/internal/edge/markets"
 	PricingPath = "/internal/edge/pricing"
+	// NotificationsPath answers one wallet's channel seq (?authority=), on the notify service's.
+	NotificationsPath = "/internal/edge/notifications"
 )
 
 // candleSource is the market service's candle snapshot, taken at start, every rewarmInterval, and
@@ -58,13 +60,18 @@ type Config struct {
 	// StatsURL is the stats service's internal base URL (TIDEMARK_WS_STATS_URL), for the markets and
 	// pricing snapshots. Empty: not deployed.
 	StatsURL string
-	Hub      hub.Config
+	// NotifyURL is the notify service's internal base URL (TIDEMARK_WS_NOTIFY_URL): a notifications
+	// subscription for a wallet the replica has had no message of reads the channel's seq from its
+	// NotificationsPath before the acknowledgement. Empty: such a subscription is acknowledged at 0.
+	NotifyURL string
+	Hub       hub.Config
 }
 
 // RegisterEnv reads the TIDEMARK_WS_* variables.
 func (c *Config) RegisterEnv(e *app.Env) {
 	c.MarketURL = e.String("WS_MARKET_URL", "")
 	c.StatsURL = e.String("WS_STATS_URL", "")
+	c.NotifyURL = e.String("WS_NOTIFY_URL", "")
 	c.Hub.QueueSize = e.Int("WS_QUEUE_SIZE", hub.DefaultQueueSize)
 	c.Hub.MaxSubscriptions = e.Int("WS_MAX_SUBSCRIPTIONS", hub.DefaultMaxSubscriptions)
 	c.Hub.MaxMessageBytes = e.Int("WS_MAX_MESSAGE_BYTES", hub.DefaultMaxMessageBytes)
@@ -80,7 +87,7 @@ func (c *Config) RegisterEnv(e *app.Env) {
 // Validate reports every value out of range, naming its variable.
 func (c Config) Validate() error {
 	var errs []error
-	for _, u := range []struct{ name, v string }{{"WS_MARKET_URL", c.MarketURL}, {"WS_STATS_URL", c.StatsURL}} {
+	for _, u := range []struct{ name, v string }{{"WS_MARKET_URL", c.MarketURL}, {"WS_STATS_URL", c.StatsURL}, {"WS_NOTIFY_URL", c.NotifyURL}} {
 		if u.v != "" && !strings.HasPrefix(u.v, "http://") && !strings.HasPrefix(u.v, "https://") {
 			errs = append(errs, fmt.Errorf("%s%s %q must be an http(s) base URL such as http://market:9090", app.EnvPrefix, u.name, u.v))
 		}
@@ -166,6 +173,13 @@ func New(cfg Config, deps Deps) *Edge {
 	if cfg.MarketURL != "" {
 		h.SetFetch(func(ctx context.Context, symbol string) error {
 			return e.warmer.Fetch(ctx, candleSource, url.Values{"symbol": {symbol}})
+		})
+	}
+	if cfg.NotifyURL != "" {
+		seqURL := join(cfg.NotifyURL, NotificationsPath)
+		h.SetNotificationsSeq(func(ctx context.Context, authority string) (int64, error) {
+			return edge.ChannelSeq(ctx, deps.HTTPClient, seqURL+"?"+url.Values{"authority": {authority}}.Encode(),
+				events.NotificationsChannel(authority))
 		})
 	}
 	return e
