@@ -171,4 +171,3 @@ func median(v []float64) float64 {
 	s := slices.Sorted(slices.Values(v))
 	return (s[(len(s)-1)/2] + s[len(s)/2]) / 2
 }
-
