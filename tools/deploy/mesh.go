@@ -34,6 +34,7 @@ var Managed = map[string]string{
 	"TIDEMARK_S3_SECRET_KEY":  "`global.s3.secretKey`, or `global.s3.existingSecret`",
 	"TIDEMARK_WS_MARKET_URL":  "the market deployable's internal port, when it is enabled",
 	"TIDEMARK_WS_STATS_URL":   "the stats deployable's internal port, when it is enabled",
+	"TIDEMARK_WS_NOTIFY_URL":  "the notify deployable's internal port, when it is enabled",
 }
 
 // InternalURLs are the managed variables that hold another deployable's internal base URL, by the
@@ -41,6 +42,7 @@ var Managed = map[string]string{
 var InternalURLs = map[string]string{
 	"TIDEMARK_WS_MARKET_URL": "market",
 	"TIDEMARK_WS_STATS_URL":  "stats",
+	"TIDEMARK_WS_NOTIFY_URL": "notify",
 }
 
 // Configurable are the variables of c that its values block sets through config, by name without

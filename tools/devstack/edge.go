@@ -25,10 +25,11 @@ type edge struct {
 }
 
 // startEdge adds the WebSocket edge to g: it warms from the internal ports of the services of the
-// mesh that own its snapshots (market's candles; stats' markets and pricing once stats runs) and
-// reads the edge topics from the stack's broker.
+// mesh that own its snapshots (market's candles; stats' markets and pricing once stats runs), asks
+// notify for the seq of a wallet's channel it has read nothing of, and reads the edge topics from the
+// stack's broker.
 func startEdge(g *app.Group, kc kafka.Config, internal map[string]string, reg *prometheus.Registry, log *slog.Logger) (edge, error) {
-	e := wsservice.New(wsservice.Config{MarketURL: internal["market"], StatsURL: internal["stats"]}, wsservice.Deps{
+	e := wsservice.New(wsservice.Config{MarketURL: internal["market"], StatsURL: internal["stats"], NotifyURL: internal["notify"]}, wsservice.Deps{
 		Kafka: kafka.Config{Brokers: kc.Brokers, ClientID: "devstack-ws"}, Logger: log, Registry: reg,
 		ShutdownTimeout: 2 * time.Second,
 	})
