@@ -278,10 +278,26 @@ func TestAccessLogMetricsAndSpans(t *testing.T) {
 }
 
 func TestSharedRegistry(t *testing.T) {
-	// The dev stack runs every service in one process with one registry.
+	// The dev stack runs every service in one process with one registry: a second API on it must
+	// not panic, and its requests must land in the one histogram the registry exports, not in a
+	// collector nobody gathers.
 	reg := prometheus.NewRegistry()
-	httpapi.New(httpapi.Options{Registerer: reg})
-	httpapi.New(httpapi.Options{Registerer: reg})
+	for _, path := range []string{"/a", "/b"} {
+		a := httpapi.New(httpapi.Options{Registerer: reg})
+		a.Handle(http.MethodGet, path, func(*http.Request) (any, error) { return "ok", nil })
+		srv := mustServe(t, a)
+		if r := mustGet(t, srv.URL+path); r.status != http.StatusOK {
+			t.Fatalf("GET %s = %d", path, r.status)
+		}
+	}
+	for _, route := range []string{"/a", "/b"} {
+		eventually(t, "a sample of "+route, func() bool {
+			return histogramCount(t, reg, map[string]string{"route": route, "method": "GET", "code": "200"}) == 1
+		})
+	}
+	if n := seriesCount(t, reg); n != 2 {
+		t.Errorf("%d series, want 2 (one per API's route)", n)
+	}
 }
 
 func histogramCount(tb testing.TB, reg *prometheus.Registry, labels map[string]string) uint64 {
