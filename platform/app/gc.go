@@ -11,9 +11,8 @@ import (
 // GOGC (Go's own default is 100).
 //
 // A consumer's batches are thousands of decoded messages that live until their transaction
-// commits and then all die: at a target of 100 the collector runs every few megabytes of them and
-// takes a large share of the consumer's CPU, on the cores it shares with everything else of the
-// pod. A target of 400 collects a fifth as often for a heap up to five times the live one, which
+// commits and then all die: at a target of 100 the collector runs every few megabytes of them, on
+// the cores the consumer shares with everything else of the pod. A target of 400 collects a fifth as often for a heap up to five times the live one, which
 // for a batch-sized live heap is tens of megabytes. A memory limit bounds the trade (TuneGC).
 const DefaultGOGC = 400
 

@@ -217,8 +217,8 @@ func Decode(topic string, value []byte) (Record, error) {
 }
 
 // DecodeOwned is Decode for a value handed over to the record: its strings share value's memory, so
-// value must never change afterwards. It saves copying the message, a good share of the time decoding
-// a fill takes and most of the bytes it allocates. A consumer's message values
+// value must never change afterwards. It saves copying the message's strings, which would otherwise
+// be most of what decoding a fill allocates. A consumer's message values
 // qualify: kafka-go allocates each one, and the consumer only reads it.
 func DecodeOwned(topic string, value []byte) (Record, error) {
 	return DecodeOwnedAt(topic, value, time.Now())
@@ -226,7 +226,7 @@ func DecodeOwned(topic string, value []byte) (Record, error) {
 
 // DecodeOwnedAt is DecodeOwned validating against now: a consumer reads its clock once for many
 // messages (a record's time may lie up to MaxClockSkew ahead of it, so a clock some milliseconds old
-// judges alike), where reading it per message is a measurable share of decoding a small record.
+// judges alike), rather than once per message for records that take little more to decode.
 func DecodeOwnedAt(topic string, value []byte, now time.Time) (Record, error) {
 	return decodeTopic(topic, value, decodeRecordOwned, now)
 }

@@ -67,8 +67,8 @@ func (a *API) DecodeCursor(scope, token string, v any) error {
 
 // cursorMAC appends to dst the MAC of scope and the signed bytes; the scope is length-prefixed so that
 // no (scope, payload) pair can collide with another split of the same bytes. The HMACs come from a
-// pool: a fresh one hashes the key's two pads and allocates, which was most of a token's cost on
-// every page that has a next one.
+// pool: a fresh one hashes the key's two pads and allocates, work that every page with a next one
+// would otherwise repeat.
 func (a *API) cursorMAC(dst []byte, scope string, signed []byte) []byte {
 	m := a.macs.Get().(hash.Hash)
 	defer a.macs.Put(m)

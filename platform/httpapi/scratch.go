@@ -13,8 +13,8 @@ import (
 // past the response: it would be overwritten under your feet.
 //
 // Pages of records are the bulk of what the read routes allocate (a page of fills, twice: once read,
-// once written), and allocating them afresh made the garbage collector a large share of the trades
-// route's CPU. Outside a request served by an API, and for sizes past the largest pooled
+// once written): allocating them afresh would give the garbage collector work in proportion to the
+// traffic. Outside a request served by an API, and for sizes past the largest pooled
 // one, Scratch simply allocates.
 func Scratch(ctx context.Context, n int) []byte {
 	st := stateFrom(ctx)

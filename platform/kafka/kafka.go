@@ -58,8 +58,8 @@ func (c Config) NewReader(group string, topics []string) *kafkago.Reader {
 		StartOffset: kafkago.FirstOffset,
 		MinBytes:    1,
 		// Kafka's own default per partition: one writer batch (kafka-go caps those at 1 MB), which
-		// brokers return whole even when larger. At 16 MB the embedded broker built each response by
-		// appending a dozen batches into a growing buffer, a large share of the ingest's CPU.
+		// brokers return whole even when larger. At 16 MB the embedded broker builds each response by
+		// appending a dozen batches into a growing buffer, copying them again at every growth.
 		MaxBytes: 1 << 20,
 		MaxWait:  250 * time.Millisecond,
 		// Enough queued messages for the next batch to be ready while the current one commits.
@@ -122,8 +122,8 @@ func (c Config) dialer() *kafkago.Dialer {
 	return &kafkago.Dialer{
 		ClientID: c.ClientID,
 		Timeout:  10 * time.Second,
-		// Fetch responses are megabytes read through kafka-go's 4 KB buffer: a read system
-		// call per three fills, a seventh of the consumer's CPU, without a buffer of our own.
+		// Fetch responses are megabytes, and kafka-go reads them through a 4 KB buffer: without a
+		// buffer of our own that is a read system call every few fills.
 		DialFunc: bufconn.Dialer(nil),
 	}
 }

@@ -210,16 +210,16 @@ func (s *S3) Put(ctx context.Context, key string, r io.Reader, o PutOptions) (in
 		// Without it an unknown size gets parts of 5 TiB / 10,000 = 512 MiB, each held in memory.
 		PartSize: s.partSize,
 		// Over plain http minio-go would otherwise sign every 64 KiB chunk with SHA-256 (over https
-		// it sends UNSIGNED-PAYLOAD anyway); TLS or the CRC32C below already protect the bytes, and
-		// the SHA-256 pass was the largest CPU cost of an upload.
+		// it sends UNSIGNED-PAYLOAD anyway); TLS or the CRC32C below already protect the bytes, so
+		// a SHA-256 pass over every byte would add nothing but work.
 		DisableContentSha256: true,
-		// A CRC32C per part, checked by the server, costs almost nothing (hardware instruction)
-		// where an MD5 per part would cost more than the upload.
+		// A CRC32C per part, checked by the server, is a hardware instruction; an MD5 per part
+		// would be a second software pass over every byte.
 		AutoChecksum:   minio.ChecksumCRC32C,
 		SendContentMd5: false,
 		// Two part buffers: one fills from the reader while the other uploads. Sequential parts
 		// leave the reader idle during each upload, and a CSV-encoding reader is then the limit.
-		// More buffers were no faster.
+		// Two are all the overlap needs; more would only hold more parts in memory.
 		ConcurrentStreamParts: true,
 		NumThreads:            uploadBuffers,
 	}

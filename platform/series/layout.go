@@ -15,8 +15,8 @@ import (
 )
 
 // Every CSV answer (dated pages and exports, see writeCSV) renders stored records through a Layout. Exports render millions of them, and decoding each into its struct to call CSVRow costs
-// several times the rest of the path (two allocations of the record's size, strconv and a []string
-// per row). For flat records whose every CSV column is one JSON field rendered as it stands (a
+// two allocations of the record's size, strconv and a []string per row, on top of the rest of the
+// path. For flat records whose every CSV column is one JSON field rendered as it stands (a
 // string's text, an integer's digits), the stored JSON already holds each cell: a Layout finds
 // them in one pass over the bytes and appends them in column order, allocating nothing.
 //

@@ -117,8 +117,8 @@ type rollingKey struct {
 const maxRollingSQL = 1024
 
 // rollingSQL returns the statements of a rolling read, one per month partition, newest first. They
-// are built once per key and kept: formatting them (partition names, quoting, fmt) was a few percent
-// of the trades route's CPU, for text that only changes when the month does.
+// are built once per key and kept: formatting them (partition names, quoting, fmt) on every request
+// would redo work for text that only changes when the month does.
 func (s *store) rollingSQL(k rollingKey) ([]string, error) {
 	s.sqlMu.RLock()
 	stmts, ok := s.sql[k]
@@ -220,7 +220,7 @@ func (s *store) rows(ctx context.Context, out []Row, sql string, args ...any) ([
 // recordArena copies the records of one read into a few chunks of httpapi.Scratch memory, lent for
 // the request and reused by later ones once its response is written. Every page a read route
 // answers is such a copy (a page of fills is 20 records of a kilobyte or so), and allocating them one
-// by one made the garbage collector a large share of the trades route's CPU. Outside a request Scratch allocates, so rows read
+// by one would give the garbage collector work for every record of every page. Outside a request Scratch allocates, so rows read
 // elsewhere (tests, tools) own their memory.
 type recordArena struct {
 	ctx context.Context

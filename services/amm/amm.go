@@ -125,8 +125,8 @@ func StateOf(r *events.MarketState) (State, error) {
 }
 
 // parseInt64 parses an optional '-' and decimal digits into an int64, reporting false on anything
-// else or an overflow. Seven of them per state made strconv's general parser (and Amount's own
-// check before it) a tenth of the ingest's decoding.
+// else or an overflow. A state carries seven of them, and strconv's general parser (after Amount's
+// own check) handles bases, signs and errors these digits never need.
 func parseInt64(s string) (int64, bool) {
 	neg := len(s) > 0 && s[0] == '-'
 	if neg {

@@ -306,8 +306,8 @@ func digits(u uint64) int {
 
 // AppendDecimal appends v/10^decimals exactly, with decimals places (0 <= decimals <= 18): the
 // protocol's integers as the decimal numbers they stand for, without a float in between.
-// AppendDecimal(b, -1500000, 6) appends "-1.500000". Formatting is most of an answer's own cost
-// (33,000 numbers in the largest), hence digits written backwards, two per division, straight into
+// AppendDecimal(b, -1500000, 6) appends "-1.500000". An answer is mostly formatted numbers
+// (33,000 in the largest), hence digits written backwards, two per division, straight into
 // their place in dst.
 func AppendDecimal(dst []byte, v int64, decimals int) []byte {
 	u := uint64(v)

@@ -127,8 +127,8 @@ type Delta struct {
 	Quote, Base            Volume
 
 	// Trades are the indexes of the bucket's trades in the input slice, in (ts, fillRecordId) order.
-	// Deltas share one backing array per symbol (capped, so an append copies): eight appends per
-	// trade were a large share of Aggregate's time.
+	// Deltas share one backing array per symbol (capped, so an append copies) rather than growing
+	// eight slices of their own for every trade.
 	Trades []int
 }
 

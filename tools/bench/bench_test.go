@@ -247,7 +247,7 @@ func startCPUProfile(b *testing.B, path string) (stop func()) {
 type cpuTimes struct {
 	run, wait time.Duration
 	// faults counts minor page faults: a backend's first write to each page of the shared buffers
-	// is one, and on this VM one costs about 20 µs (see warmBackends).
+	// is one, and each is a trap into the kernel (see warmBackends).
 	faults int64
 	// started counts the processes that began meanwhile and ran at least coldWork: new backends,
 	// whose first pass over the shared buffers costs a third more CPU.

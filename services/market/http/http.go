@@ -97,7 +97,7 @@ func (h *handlers) candles(r *nethttp.Request) (any, error) {
 
 // candleList is the candles envelope, {"success":true,"records":[...]} without meta as the spec has it.
 // It is written with strconv rather than encoding/json: a 1000-candle answer holds 11000 floats, and
-// reflection per field doubled the handler's cost.
+// encoding/json would resolve each one's field through reflection.
 func candleList(l []market.Candle) httpapi.Responder {
 	return httpapi.AppendJSON(32+len(l)*260, func(b []byte) []byte {
 		b = append(b, `{"success":true,"records":[`...)

@@ -36,8 +36,8 @@ func NewStore(pool *pgxpool.Pool, schema string) *Store {
 	return &Store{Catalogue: markets.NewCatalogue(pool, schema), pool: pool, schema: schema}
 }
 
-// Volumes are exact numeric sums in protocol precision; the cast to float8 before scaling is a
-// fraction of the cost of numeric division, and the API serves them as JSON numbers anyway.
+// Volumes are exact numeric sums in protocol precision; the cast to float8 before scaling spares a
+// numeric division (arbitrary precision, in software), and the API serves them as JSON numbers anyway.
 const bucketCols = `ts, fill_first, fill_high, fill_low, fill_close, oracle_first, oracle_high, oracle_low, oracle_close,
 	quote_volume::float8 / 1e6::float8, base_volume::float8 / 1e9::float8, last_ts, last_id::text`
 
