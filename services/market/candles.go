@@ -1,28 +1,30 @@
 package market
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/tidemark/tidemark/platform/events"
 )
 
-// Resolution is a candle width as the API names it: minutes (1, 5, 15, 60, 240) or D, W, M.
-type Resolution string
+// Resolution is a candle width as the API names it (events.Resolution), with the bucket arithmetic
+// the service builds candles with.
+type Resolution events.Resolution
 
-// Resolutions lists every resolution the service builds, in ascending width.
+// Resolutions lists every resolution the service builds, in ascending width: all of events'.
 func Resolutions() []Resolution {
-	return []Resolution{"1", "5", "15", "60", "240", "D", "W", "M"}
+	var out []Resolution
+	for _, r := range events.Resolutions() {
+		out = append(out, Resolution(r))
+	}
+	return out
 }
 
 // ParseResolution accepts exactly the API's path values.
 func ParseResolution(s string) (Resolution, error) {
-	for _, r := range Resolutions() {
-		if string(r) == s {
-			return r, nil
-		}
-	}
-	return "", fmt.Errorf("resolution must be one of 1, 5, 15, 60, 240, D, W, M")
+	r, err := events.ParseResolution(s)
+	return Resolution(r), err
 }
 
 // fixedSeconds is the width of the resolutions that have one; D is fixed too (UTC days have no

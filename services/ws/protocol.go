@@ -12,7 +12,6 @@ import (
 	"strconv"
 
 	"github.com/tidemark/tidemark/platform/events"
-	"github.com/tidemark/tidemark/services/market"
 )
 
 // ChannelType names a kind of channel, as clients write it in channelType.
@@ -170,7 +169,7 @@ func ParseRequest(b []byte) (Request, error) {
 		if !ok {
 			return Request{}, requestErr("candle: resolution is required, one of 1, 5, 15, 60, 240, D, W, M")
 		}
-		if _, err := market.ParseResolution(res); err != nil {
+		if _, err := events.ParseResolution(res); err != nil {
 			return Request{}, requestErr("candle: unknown resolution %q: want one of 1, 5, 15, 60, 240, D, W, M", res)
 		}
 		r.Channel.Symbol, r.Channel.Resolution = sym, res

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tidemark/tidemark/platform/fault"
 	"github.com/tidemark/tidemark/platform/httpapi"
+	"github.com/tidemark/tidemark/platform/mesh"
 	"github.com/tidemark/tidemark/services/market"
 )
 
@@ -32,16 +33,13 @@ type EdgeStore interface {
 	LatestCandles(ctx context.Context, symbol string) ([]market.EdgeCandle, map[string]int64, error)
 }
 
-// EdgeCandlesPath is the internal route of the newest candles, read by the WebSocket edge at start
-// and for a market it has no candle of.
-const EdgeCandlesPath = "/internal/edge/candles"
-
-// Internal registers the routes of the internal port: GET /internal/edge/candles[?symbol=] answers
+// Internal registers the routes of the internal port (the WebSocket edge reads them at start and for a
+// market it has no candle of): GET mesh.EdgeCandles[?symbol=] answers
 // {"success":true,"data":[<EdgeCandle>...],"seqs":{<channel>:<seq>...}}, the newest candle of every
 // market (or of symbol) and resolution, and the seq of the last message of each candle channel
 // (a channel not named has none yet: 0), so that the edge's init is current to a known seq.
 func Internal(api *httpapi.API, store EdgeStore) {
-	api.Handle(nethttp.MethodGet, EdgeCandlesPath, func(r *nethttp.Request) (any, error) {
+	api.Handle(nethttp.MethodGet, mesh.EdgeCandles, func(r *nethttp.Request) (any, error) {
 		candles, seqs, err := store.LatestCandles(r.Context(), r.URL.Query().Get("symbol"))
 		if err != nil {
 			return nil, err

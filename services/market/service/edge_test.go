@@ -8,8 +8,8 @@ import (
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kit"
+	"github.com/tidemark/tidemark/platform/mesh"
 	"github.com/tidemark/tidemark/services/market"
-	markethttp "github.com/tidemark/tidemark/services/market/http"
 )
 
 // snapshot is the answer of the internal candle snapshot.
@@ -22,7 +22,7 @@ type snapshot struct {
 // edgeSnapshot is GET /internal/edge/candles<query> of the internal port.
 func edgeSnapshot(t *testing.T, s *stack, query string) snapshot {
 	t.Helper()
-	resp, err := http.Get(s.InternalServer(t, "market").URL + markethttp.EdgeCandlesPath + query)
+	resp, err := http.Get(s.InternalServer(t, "market").URL + mesh.EdgeCandles + query)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/fault"
 	"github.com/tidemark/tidemark/platform/httpapi"
+	"github.com/tidemark/tidemark/platform/mesh"
 	"github.com/tidemark/tidemark/services/notify"
 )
 
@@ -233,18 +234,15 @@ type EdgeStore interface {
 	EdgeSeq(ctx context.Context, authority string) (int64, error)
 }
 
-// EdgeNotificationsPath is the internal route of a wallet's channel seq, read by the WebSocket edge
-// when a client subscribes to a wallet it has seen no message of.
-const EdgeNotificationsPath = "/internal/edge/notifications"
-
-// Internal registers the routes of the internal port: GET /internal/edge/notifications?authority=
+// Internal registers the routes of the internal port (the WebSocket edge reads them when a client
+// subscribes to a wallet it has seen no message of): GET mesh.EdgeNotifications?authority=
 // answers {"success":true,"data":[],"seqs":{"notifications:<authority>":<seq>}}, the envelope of the
 // other services' edge snapshots. A notifications channel has no init, so data is empty; seqs is
 // what an edge replica that has not read the wallet's messages acknowledges with, so that the next
 // message is one more (0 says the wallet has none). Unsigned: the internal port is reachable from
 // the mesh only, and a count reveals nothing the channel's own messages do not.
 func Internal(api *httpapi.API, store EdgeStore) {
-	api.Handle(http.MethodGet, EdgeNotificationsPath, func(r *http.Request) (any, error) {
+	api.Handle(http.MethodGet, mesh.EdgeNotifications, func(r *http.Request) (any, error) {
 		auth := r.URL.Query().Get("authority")
 		switch {
 		case auth == "":

@@ -10,13 +10,13 @@ import (
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
-	notifyhttp "github.com/tidemark/tidemark/services/notify/http"
+	"github.com/tidemark/tidemark/platform/mesh"
 )
 
 // edgeSeq is GET /internal/edge/notifications?authority= on the internal port: its status and body.
 func edgeSeq(t *testing.T, base, authority string, query bool) (int, map[string]any) {
 	t.Helper()
-	u := base + notifyhttp.EdgeNotificationsPath
+	u := base + mesh.EdgeNotifications
 	if query {
 		u += "?" + url.Values{"authority": {authority}}.Encode()
 	}
@@ -84,7 +84,7 @@ func TestEdgeSeqOfAWallet(t *testing.T) {
 			t.Errorf("%s: %d %v, want 400 saying %q", c.name, status, body, c.says)
 		}
 	}
-	if rec := serve(h, newRequest(http.MethodGet, notifyhttp.EdgeNotificationsPath+"?authority="+alice.addr)); rec.Code != http.StatusNotFound {
+	if rec := serve(h, newRequest(http.MethodGet, mesh.EdgeNotifications+"?authority="+alice.addr)); rec.Code != http.StatusNotFound {
 		t.Errorf("the public port answers the internal route: %d %s", rec.Code, rec.Body)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/fault"
 	"github.com/tidemark/tidemark/platform/httpapi"
+	"github.com/tidemark/tidemark/platform/mesh"
 	"github.com/tidemark/tidemark/platform/series"
 	"github.com/tidemark/tidemark/services/stats"
 )
@@ -48,7 +49,7 @@ func Routes(api *httpapi.API, store stats.Store) {
 // Internal registers the edge snapshots on the internal port's api: the last publication of every
 // market to edge.markets and edge.pricing, which a WebSocket edge replica warms its init messages
 // from: {"success":true,"data":[...],"seqs":{<channel>:<seq>}}.
-func Internal(api *httpapi.API, store stats.Store, prefix string) {
+func Internal(api *httpapi.API, store stats.Store) {
 	channels := map[string]string{events.TopicEdgeMarkets: events.MarketsChannel, events.TopicEdgePricing: events.PricingChannel}
 	snapshot := func(topic string) httpapi.Func {
 		return func(r *nethttp.Request) (any, error) {
@@ -65,8 +66,8 @@ func Internal(api *httpapi.API, store stats.Store, prefix string) {
 			}{true, data, map[string]int64{channels[topic]: seq}}, nil
 		}
 	}
-	api.Handle(nethttp.MethodGet, prefix+"edge/markets", snapshot(events.TopicEdgeMarkets))
-	api.Handle(nethttp.MethodGet, prefix+"edge/pricing", snapshot(events.TopicEdgePricing))
+	api.Handle(nethttp.MethodGet, mesh.EdgeMarkets, snapshot(events.TopicEdgeMarkets))
+	api.Handle(nethttp.MethodGet, mesh.EdgePricing, snapshot(events.TopicEdgePricing))
 }
 
 type handlers struct {

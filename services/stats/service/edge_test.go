@@ -15,6 +15,7 @@ import (
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
+	"github.com/tidemark/tidemark/platform/mesh"
 	"github.com/tidemark/tidemark/services/stats"
 )
 
@@ -82,17 +83,20 @@ func follow(t *testing.T, kc kafka.Config) *edgeLog {
 	return log
 }
 
-// snapshotOf is GET /internal/edge/{topic} of the internal port, by symbol.
+// snapshotRoute is the internal route that serves the snapshot of each edge topic stats publishes.
+var snapshotRoute = map[string]string{events.TopicEdgeMarkets: mesh.EdgeMarkets, events.TopicEdgePricing: mesh.EdgePricing}
+
+// snapshotOf is GET snapshotRoute[topic] of the internal port, by symbol.
 func snapshotOf(t *testing.T, base, topic string) map[string]string {
 	t.Helper()
 	out, _ := snapshotWithSeqs(t, base, topic)
 	return out
 }
 
-// snapshotWithSeqs is GET /internal/edge/{topic} of the internal port, by symbol, and its seqs.
+// snapshotWithSeqs is GET snapshotRoute[topic] of the internal port, by symbol, and its seqs.
 func snapshotWithSeqs(t *testing.T, base, topic string) (map[string]string, map[string]int64) {
 	t.Helper()
-	resp, err := http.Get(base + "/internal/edge/" + topic)
+	resp, err := http.Get(base + snapshotRoute[topic])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +198,7 @@ func TestEdgePublications(t *testing.T) {
 	for _, topic := range []string{events.TopicEdgeMarkets, events.TopicEdgePricing} {
 		name := topic[len("edge."):]
 		kittest.Eventually(t, 20*time.Second, "the "+name+" snapshot to be the last publications", func() bool {
-			got, want := snapshotOf(t, internal.URL, name), log.latest(topic)
+			got, want := snapshotOf(t, internal.URL, topic), log.latest(topic)
 			if len(got) != len(want) {
 				return false
 			}
@@ -233,7 +237,7 @@ func TestEdgePublications(t *testing.T) {
 				}
 			}
 			log.mu.Unlock()
-			_, seqs := snapshotWithSeqs(t, internal.URL, topic[len("edge."):])
+			_, seqs := snapshotWithSeqs(t, internal.URL, topic)
 			return seqs[channel] == int64(len(msgs))
 		})
 		log.mu.Lock()

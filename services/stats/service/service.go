@@ -27,7 +27,7 @@ func Service() kit.Service {
 			return kit.Parts{
 				Sinks:    postgres.NewIngest(d.Schema).Sinks(),
 				Routes:   func(api *httpapi.API) { statshttp.Routes(api, store) },
-				Internal: func(api *httpapi.API) { statshttp.Internal(api, store, kit.InternalPrefix) },
+				Internal: func(api *httpapi.API) { statshttp.Internal(api, store) },
 				// Every replica runs it; the publisher and the fold each take turns under a lock.
 				Jobs: []kit.Job{{Name: "background", Run: background.Run}},
 			}, nil

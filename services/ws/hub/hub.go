@@ -21,7 +21,6 @@ import (
 
 	"github.com/tidemark/tidemark/platform/app"
 	"github.com/tidemark/tidemark/platform/events"
-	"github.com/tidemark/tidemark/services/market"
 	"github.com/tidemark/tidemark/services/ws"
 )
 
@@ -500,7 +499,7 @@ func (h *Hub) decode(m Message) (ws.Channel, func(*channel) []byte, error) {
 		if c.Type != "create" && c.Type != "update" {
 			return ws.Channel{}, nil, rejected("%s: type %q is not create or update", m.Topic, c.Type)
 		}
-		if _, err := market.ParseResolution(c.Resolution); err != nil || c.Symbol == "" {
+		if _, err := events.ParseResolution(c.Resolution); err != nil || c.Symbol == "" {
 			return ws.Channel{}, nil, rejected("%s: symbol %q, resolution %q", m.Topic, c.Symbol, c.Resolution)
 		}
 		var ts candleTs
@@ -576,7 +575,7 @@ func (h *Hub) WarmCandles(candles []json.RawMessage, seqs map[string]int64) erro
 		if err := json.Unmarshal(raw, &c); err != nil || c.Symbol == "" || c.Ts == nil {
 			return fmt.Errorf("candle snapshot: %s is not a candle", clip(raw))
 		}
-		if _, err := market.ParseResolution(c.Resolution); err != nil {
+		if _, err := events.ParseResolution(c.Resolution); err != nil {
 			return fmt.Errorf("candle snapshot: resolution %q", c.Resolution)
 		}
 		h.learn(c.Symbol)

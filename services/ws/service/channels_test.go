@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/platform/mesh"
 	"github.com/tidemark/tidemark/services/market"
 	"github.com/tidemark/tidemark/services/ws/service"
 	"github.com/tidemark/tidemark/services/ws/wstest"
@@ -31,9 +32,9 @@ func (s snapshots) serve(t *testing.T) service.Config {
 	}
 	id := func(v any) any { return v }
 	url := wstest.Snapshot(t, map[string]func() (int, any){
-		service.CandlesPath: values(s.candles, func(v any) any { return v.(market.EdgeCandleMessage).Candle }),
-		service.MarketsPath: values(s.markets, id),
-		service.PricingPath: values(s.pricing, id),
+		mesh.EdgeCandles: values(s.candles, func(v any) any { return v.(market.EdgeCandleMessage).Candle }),
+		mesh.EdgeMarkets: values(s.markets, id),
+		mesh.EdgePricing: values(s.pricing, id),
 	})
 	return service.Config{MarketURL: url, StatsURL: url}
 }

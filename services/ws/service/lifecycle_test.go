@@ -15,6 +15,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/platform/mesh"
 	"github.com/tidemark/tidemark/services/ws/hub"
 	"github.com/tidemark/tidemark/services/ws/service"
 	"github.com/tidemark/tidemark/services/ws/wstest"
@@ -340,13 +341,13 @@ func TestReadiness(t *testing.T) {
 	kc := wstest.Broker(t, 1)
 	var statsUp atomic.Bool
 	url := wstest.Snapshot(t, map[string]func() (int, any){
-		service.MarketsPath: func() (int, any) {
+		mesh.EdgeMarkets: func() (int, any) {
 			if !statsUp.Load() {
 				return http.StatusServiceUnavailable, nil
 			}
 			return http.StatusOK, []any{wstest.MarketSummary(solPerp, 0, "5").Value}
 		},
-		service.PricingPath: func() (int, any) { return http.StatusOK, []any{} },
+		mesh.EdgePricing: func() (int, any) { return http.StatusOK, []any{} },
 	})
 	e := wstest.Start(t, kc, service.Config{StatsURL: url}, false) // no market service: no candles to warm
 	readyz := func() (int, string) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/platform/mesh"
 	"github.com/tidemark/tidemark/services/market"
 	"github.com/tidemark/tidemark/services/ws/service"
 	"github.com/tidemark/tidemark/services/ws/wstest"
@@ -22,15 +23,15 @@ func TestSeqAcrossReplicas(t *testing.T) {
 	alice := wstest.Key(1)
 	warm := wstest.CandleChange(solPerp, "1", 1795100340, 150, 2, false, "41")
 	url := wstest.Snapshot(t, map[string]func() (int, any){
-		service.CandlesPath: func() (int, any) {
+		mesh.EdgeCandles: func() (int, any) {
 			return http.StatusOK, wstest.Numbered{Data: []any{warm.Value.(market.EdgeCandleMessage).Candle},
 				Seqs: map[string]int64{"candle:SOL-PERP:1": 40}}
 		},
-		service.MarketsPath: func() (int, any) {
+		mesh.EdgeMarkets: func() (int, any) {
 			return http.StatusOK, wstest.Numbered{Data: []any{wstest.MarketSummary(solPerp, 0, "1").Value},
 				Seqs: map[string]int64{"markets:summary": 7}}
 		},
-		service.PricingPath: func() (int, any) {
+		mesh.EdgePricing: func() (int, any) {
 			return http.StatusOK, wstest.Numbered{Data: []any{}, Seqs: map[string]int64{}} // nothing published yet
 		},
 	})
@@ -166,17 +167,17 @@ func TestCandleInitFetchesWhatTheSnapshotLacked(t *testing.T) {
 	var fetches atomic.Int32
 	candle := wstest.CandleChange(solPerp, "1", 1795100340, 150, 2, false, "41").Value.(market.EdgeCandleMessage).Candle
 	url := wstest.Snapshot(t, map[string]func() (int, any){
-		service.CandlesPath: func() (int, any) {
+		mesh.EdgeCandles: func() (int, any) {
 			fetches.Add(1)
 			if !loaded.Load() {
 				return http.StatusOK, wstest.Numbered{Data: []any{}, Seqs: map[string]int64{}}
 			}
 			return http.StatusOK, wstest.Numbered{Data: []any{candle}, Seqs: map[string]int64{"candle:SOL-PERP:1": 5}}
 		},
-		service.MarketsPath: func() (int, any) {
+		mesh.EdgeMarkets: func() (int, any) {
 			return http.StatusOK, wstest.Numbered{Data: []any{wstest.MarketSummary(solPerp, 0, "1").Value}, Seqs: map[string]int64{"markets:summary": 1}}
 		},
-		service.PricingPath: func() (int, any) { return http.StatusOK, wstest.Numbered{Data: []any{}, Seqs: map[string]int64{}} },
+		mesh.EdgePricing: func() (int, any) { return http.StatusOK, wstest.Numbered{Data: []any{}, Seqs: map[string]int64{}} },
 	})
 	e := wstest.Start(t, kc, service.Config{MarketURL: url, StatsURL: url}, true)
 	loaded.Store(true) // the history is in now

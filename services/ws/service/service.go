@@ -26,6 +26,7 @@ import (
 	"github.com/tidemark/tidemark/platform/fault"
 	"github.com/tidemark/tidemark/platform/httpapi"
 	"github.com/tidemark/tidemark/platform/kafka"
+	"github.com/tidemark/tidemark/platform/mesh"
 	"github.com/tidemark/tidemark/platform/telemetry"
 	"github.com/tidemark/tidemark/platform/version"
 	"github.com/tidemark/tidemark/services/ws"
@@ -39,15 +40,6 @@ const Name = "ws"
 // Path is the one public route.
 const Path = "/ws"
 
-// The snapshot routes of the owning services' internal ports.
-const (
-	CandlesPath = "/internal/edge/candles"
-	MarketsPath = "/internal/edge/markets"
-	PricingPath = "/internal/edge/pricing"
-	// NotificationsPath answers one wallet's channel seq (?authority=), on the notify service's.
-	NotificationsPath = "/internal/edge/notifications"
-)
-
 // candleSource is the market service's candle snapshot, taken at start, every rewarmInterval, and
 // for one market when a subscription finds nothing of it.
 const candleSource = "market candles"
@@ -55,14 +47,14 @@ const candleSource = "market candles"
 // Config is the edge's own configuration; zero values take the defaults.
 type Config struct {
 	// MarketURL is the market service's internal base URL (TIDEMARK_WS_MARKET_URL): the candle
-	// inits warm from its CandlesPath. Empty: no market service, nothing to warm candles from.
+	// inits warm from its mesh.EdgeCandles. Empty: no market service, nothing to warm candles from.
 	MarketURL string
 	// StatsURL is the stats service's internal base URL (TIDEMARK_WS_STATS_URL), for the markets and
 	// pricing snapshots. Empty: not deployed.
 	StatsURL string
 	// NotifyURL is the notify service's internal base URL (TIDEMARK_WS_NOTIFY_URL): a notifications
 	// subscription for a wallet the replica has had no message of reads the channel's seq from its
-	// NotificationsPath before the acknowledgement. Empty: such a subscription is acknowledged at 0.
+	// mesh.EdgeNotifications before the acknowledgement. Empty: such a subscription is acknowledged at 0.
 	NotifyURL string
 	Hub       hub.Config
 }
@@ -162,11 +154,11 @@ func New(cfg Config, deps Deps) *Edge {
 	e := &Edge{cfg: cfg, deps: deps, logger: logger, hub: h,
 		reader: edge.NewReader(deps.Kafka, Topics(), h, logger.With("component", "edge"), deps.TracerProvider)}
 	e.warmer = edge.NewWarmer([]edge.Source{
-		{Name: candleSource, URL: join(cfg.MarketURL, CandlesPath), Apply: h.WarmCandles},
-		{Name: "stats markets", URL: join(cfg.StatsURL, MarketsPath), Apply: func(d []json.RawMessage, seqs map[string]int64) error {
+		{Name: candleSource, URL: join(cfg.MarketURL, mesh.EdgeCandles), Apply: h.WarmCandles},
+		{Name: "stats markets", URL: join(cfg.StatsURL, mesh.EdgeMarkets), Apply: func(d []json.RawMessage, seqs map[string]int64) error {
 			return h.WarmItems(ws.Markets, d, seqs)
 		}},
-		{Name: "stats pricing", URL: join(cfg.StatsURL, PricingPath), Apply: func(d []json.RawMessage, seqs map[string]int64) error {
+		{Name: "stats pricing", URL: join(cfg.StatsURL, mesh.EdgePricing), Apply: func(d []json.RawMessage, seqs map[string]int64) error {
 			return h.WarmItems(ws.Pricing, d, seqs)
 		}},
 	}, deps.HTTPClient, logger.With("component", "warm"))
@@ -176,7 +168,7 @@ func New(cfg Config, deps Deps) *Edge {
 		})
 	}
 	if cfg.NotifyURL != "" {
-		seqURL := join(cfg.NotifyURL, NotificationsPath)
+		seqURL := join(cfg.NotifyURL, mesh.EdgeNotifications)
 		h.SetNotificationsSeq(func(ctx context.Context, authority string) (int64, error) {
 			return edge.ChannelSeq(ctx, deps.HTTPClient, seqURL+"?"+url.Values{"authority": {authority}}.Encode(),
 				events.NotificationsChannel(authority))

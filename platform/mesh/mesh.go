@@ -1,0 +1,259 @@
+// Package mesh is the registry of tidemark's deployables: for each, its name and kind, its main
+// package, the public path prefixes the edge routes to it, the internal routes it serves to the rest
+// of the mesh and the ones it reads from others, and the topics it consumes and publishes. It is data
+// and imports no service: the dev stack (what it starts, its router), tools/deploy (the chart's mesh
+// table, NetworkPolicies, README, values schema, Dockerfiles) and the docs all read it, and tests hold
+// each service's own declaration to it.
+//
+// The contracts between deployables are declared here too, once: the internal edge routes.
+package mesh
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tidemark/tidemark/platform/events"
+)
+
+// Kind is what sort of deployable one is: it says how the dev stack runs it and what the chart
+// gives it.
+type Kind string
+
+const (
+	// Service is a kit.Service: its own schema and consumer group, a public and an internal port.
+	Service Kind = "service"
+	// Edge is the WebSocket edge: no schema, every partition of the edge topics.
+	Edge Kind = "edge"
+	// Operator is the ExportJob operator: no public port, the Kubernetes API.
+	Operator Kind = "operator"
+	// Indexer reads the chain and produces the protocol topics.
+	Indexer Kind = "indexer"
+	// Tx builds transactions for clients.
+	Tx Kind = "tx"
+)
+
+// The internal routes the WebSocket edge reads from the services that own its channels, on their
+// internal ports. Each is served by one deployable (Deployable.Serves) and read by others
+// (Deployable.Reads).
+const (
+	// EdgeCandles answers the newest candles of every market and resolution (?symbol= for one).
+	EdgeCandles = "/internal/edge/candles"
+	// EdgeMarkets answers the last publication of every market's summary to edge.markets.
+	EdgeMarkets = "/internal/edge/markets"
+	// EdgePricing answers the last publication of every market's pricing to edge.pricing.
+	EdgePricing = "/internal/edge/pricing"
+	// EdgeNotifications answers one wallet's notifications channel seq (?authority=).
+	EdgeNotifications = "/internal/edge/notifications"
+)
+
+// Deployable is one image and one Deployment of the chart (its values block has the same name).
+type Deployable struct {
+	Name string
+	Kind Kind
+	// Main is its main package, relative to the repository root.
+	Main string
+	// Prefixes are the public path prefixes the edge routes to it ("/market/"), as the chart's Ingress
+	// and the dev stack's router do.
+	Prefixes []string
+	// Serves are the internal routes it answers for other deployables (not its export streams, which
+	// every service has).
+	Serves []string
+	// Reads are the internal routes of other deployables it reads.
+	Reads []string
+	// Consumes are the topics it reads; Publishes the ones it writes.
+	Consumes  []string
+	Publishes []string
+}
+
+// deployables are the mesh, in the chart's order. Adding a deployable is a line here (and, for a
+// kit service, its declaration in the dev stack's list of constructors).
+var deployables = []Deployable{
+	{Name: "market", Kind: Service, Main: "./services/market/cmd/market", Prefixes: []string{"/market/"},
+		Serves:    []string{EdgeCandles},
+		Consumes:  []string{events.TopicFills, events.TopicFundingRates, events.TopicInsuranceFund, events.TopicIFStakes, events.TopicSwaps, events.TopicDeposits},
+		Publishes: []string{events.TopicEdgeCandles}},
+	{Name: "user", Kind: Service, Main: "./services/user/cmd/user", Prefixes: []string{"/user/"},
+		Consumes: []string{events.TopicFills, events.TopicOrders, events.TopicOrderActions, events.TopicSwaps, events.TopicDeposits,
+			events.TopicSettlePnl, events.TopicFundingPayments, events.TopicLiquidations, events.TopicLP, events.TopicAccountSnapshots}},
+	{Name: "authority", Kind: Service, Main: "./services/authority/cmd/authority", Prefixes: []string{"/authority/"},
+		Consumes: []string{events.TopicNewUsers, events.TopicIFStakes, events.TopicLPMintRedeem, events.TopicAccountSnapshots}},
+	{Name: "amm", Kind: Service, Main: "./services/amm/cmd/amm", Prefixes: []string{"/amm/"},
+		Consumes: []string{events.TopicMarketStates}},
+	{Name: "notify", Kind: Service, Main: "./services/notify/cmd/notify", Prefixes: []string{"/notifications"},
+		Serves: []string{EdgeNotifications},
+		Consumes: []string{events.TopicNewUsers, events.TopicFills, events.TopicLiquidations, events.TopicDeposits,
+			events.TopicSettlePnl, events.TopicFundingPayments},
+		Publishes: []string{events.TopicEdgeNotifications}},
+	// /params and /vaults are exact reads; these prefixes match them and nothing else the API serves.
+	{Name: "stats", Kind: Service, Main: "./services/stats/cmd/stats", Prefixes: []string{"/stats/", "/params", "/vaults", "/external/"},
+		Serves: []string{EdgeMarkets, EdgePricing},
+		Consumes: []string{events.TopicFills, events.TopicFundingRates, events.TopicLiquidations, events.TopicInsuranceFund,
+			events.TopicIFStakes, events.TopicSwaps, events.TopicDeposits, events.TopicSettlePnl, events.TopicNewUsers,
+			events.TopicMarketStates, events.TopicVaults, events.TopicParams},
+		Publishes: []string{events.TopicEdgeMarkets, events.TopicEdgePricing}},
+	{Name: "ws", Kind: Edge, Main: "./services/ws/cmd/ws", Prefixes: []string{"/ws"},
+		Reads:    []string{EdgeCandles, EdgeMarkets, EdgePricing, EdgeNotifications},
+		Consumes: []string{events.TopicEdgeCandles, events.TopicEdgeMarkets, events.TopicEdgePricing, events.TopicEdgeNotifications}},
+	{Name: "operator", Kind: Operator, Main: "./operator/cmd/operator"},
+}
+
+// Deployables are the mesh's deployables, in the chart's order; the caller may change the copy.
+func Deployables() []Deployable {
+	out := make([]Deployable, len(deployables))
+	for i, d := range deployables {
+		out[i] = d.clone()
+	}
+	return out
+}
+
+// Of are the deployables of one kind, in order.
+func Of(k Kind) []Deployable {
+	var out []Deployable
+	for _, d := range Deployables() {
+		if d.Kind == k {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// Lookup is the deployable named name.
+func Lookup(name string) (Deployable, bool) {
+	for _, d := range deployables {
+		if d.Name == name {
+			return d.clone(), true
+		}
+	}
+	return Deployable{}, false
+}
+
+// Server is the deployable that serves the internal route, if any.
+func Server(route string) (Deployable, bool) {
+	for _, d := range deployables {
+		if slices.Contains(d.Serves, route) {
+			return d.clone(), true
+		}
+	}
+	return Deployable{}, false
+}
+
+// Upstreams are the deployables whose internal routes d reads, in the registry's order.
+func (d Deployable) Upstreams() []string {
+	var out []string
+	for _, o := range deployables {
+		for _, r := range d.Reads {
+			if slices.Contains(o.Serves, r) {
+				out = append(out, o.Name)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Route sends every request whose path starts with Prefix to Deployable: a row of the public edge's
+// routing table, the same for the dev stack's router and the chart's Ingress.
+type Route struct {
+	Prefix     string
+	Deployable string
+	// Exact: only the path Prefix itself, not the paths under it.
+	Exact bool
+}
+
+// OpenAPIPath is the contract's path, served by every service; the edge routes it to the first.
+const OpenAPIPath = "/openapi.json"
+
+// Routes are the public edge's routing table: every deployable's prefixes, and the contract from the
+// first service.
+func Routes() []Route {
+	var out []Route
+	for _, d := range deployables {
+		for _, p := range d.Prefixes {
+			out = append(out, Route{Prefix: p, Deployable: d.Name})
+		}
+	}
+	if s := Of(Service); len(s) > 0 {
+		out = append(out, Route{Prefix: OpenAPIPath, Deployable: s[0].Name, Exact: true})
+	}
+	return out
+}
+
+// Topics are every topic a deployable consumes or publishes, each once, in the registry's order.
+func Topics() []string {
+	var out []string
+	for _, d := range deployables {
+		for _, t := range slices.Concat(d.Consumes, d.Publishes) {
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// Check reports what makes the registry inconsistent: a name given twice, a kind or main missing, a
+// prefix routed to two deployables, an internal route served twice or read and served by none, an
+// internal route outside /internal/, a topic unknown to events, an edge topic published by none.
+func Check() error {
+	var errs []string
+	names, prefixes, served := map[string]bool{}, map[string]string{}, map[string]string{}
+	published := map[string]bool{}
+	for _, d := range deployables {
+		if d.Name == "" || d.Kind == "" || d.Main == "" {
+			errs = append(errs, fmt.Sprintf("%q: a deployable needs a Name, a Kind and a Main", d.Name))
+		}
+		if names[d.Name] {
+			errs = append(errs, fmt.Sprintf("%s is declared twice", d.Name))
+		}
+		names[d.Name] = true
+		for _, p := range d.Prefixes {
+			if o, ok := prefixes[p]; ok {
+				errs = append(errs, fmt.Sprintf("prefix %s is routed to %s and %s", p, o, d.Name))
+			}
+			prefixes[p] = d.Name
+		}
+		for _, r := range d.Serves {
+			if !strings.HasPrefix(r, "/internal/") {
+				errs = append(errs, fmt.Sprintf("%s serves %s, outside /internal/", d.Name, r))
+			}
+			if o, ok := served[r]; ok {
+				errs = append(errs, fmt.Sprintf("%s is served by %s and %s", r, o, d.Name))
+			}
+			served[r] = d.Name
+		}
+		for _, t := range slices.Concat(d.Consumes, d.Publishes) {
+			if _, ok := events.TopicByName(t); !ok {
+				errs = append(errs, fmt.Sprintf("%s: topic %s is not in events' registry", d.Name, t))
+			}
+		}
+		for _, t := range d.Publishes {
+			published[t] = true
+		}
+	}
+	for _, d := range deployables {
+		for _, r := range d.Reads {
+			if _, ok := served[r]; !ok {
+				errs = append(errs, fmt.Sprintf("%s reads %s, which no deployable serves", d.Name, r))
+			}
+		}
+		for _, t := range d.Consumes {
+			if tp, _ := events.TopicByName(t); tp.Edge() && !published[t] {
+				errs = append(errs, fmt.Sprintf("%s consumes %s, which no deployable publishes", d.Name, t))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("mesh: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func (d Deployable) clone() Deployable {
+	d.Prefixes = slices.Clone(d.Prefixes)
+	d.Serves = slices.Clone(d.Serves)
+	d.Reads = slices.Clone(d.Reads)
+	d.Consumes = slices.Clone(d.Consumes)
+	d.Publishes = slices.Clone(d.Publishes)
+	return d
+}
