@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tidemark/tidemark/platform/telemetry"
-
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,6 +24,7 @@ import (
 	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/platform/pg/pglocal"
 	"github.com/tidemark/tidemark/platform/pg/pgtest"
+	"github.com/tidemark/tidemark/platform/telemetry"
 )
 
 func testConfig() ingest.Config {
