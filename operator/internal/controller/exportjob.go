@@ -202,12 +202,12 @@ func (r *Reconciler) untilWritable(uid types.UID) time.Duration {
 	if !ok {
 		return 0
 	}
-	return StatusInterval - time.Since(last)
+	return StatusInterval - r.clock.Since(last)
 }
 
 func (r *Reconciler) wrote(uid types.UID) {
 	r.mu.Lock()
-	r.lastWrite[uid] = time.Now()
+	r.lastWrite[uid] = r.clock.Now()
 	r.mu.Unlock()
 }
 
