@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
@@ -53,19 +54,31 @@ const (
 	DefaultSessionTimeout = 30 * time.Second
 )
 
+// DefaultConfig is every knob's default, stated once: the defaults of RegisterEnv's variables, and
+// what WithDefaults gives a field left zero.
+func DefaultConfig() Config {
+	return Config{
+		BatchSize: DefaultBatchSize, BatchWait: DefaultBatchWait, Writers: DefaultWriters,
+		MinBackoff: 100 * time.Millisecond, MaxBackoff: 10 * time.Second,
+		ShutdownGrace: 10 * time.Second, SessionTimeout: DefaultSessionTimeout,
+	}
+}
+
 // RegisterEnv sets the knobs a platform team tunes from the environment (defaults when unset):
 // TIDEMARK_INGEST_BATCH_SIZE, TIDEMARK_INGEST_BATCH_WAIT, TIDEMARK_INGEST_WRITERS,
-// TIDEMARK_INGEST_MAX_BACKOFF and TIDEMARK_INGEST_SESSION_TIMEOUT. Group and Schema are the service's, set by the kit.
+// TIDEMARK_INGEST_MAX_BACKOFF and TIDEMARK_INGEST_SESSION_TIMEOUT. Group and Schema are the
+// service's, set by the kit.
 func (c *Config) RegisterEnv(e *app.Env) {
-	c.BatchSize = e.Int("INGEST_BATCH_SIZE", DefaultBatchSize)
-	c.BatchWait = e.Duration("INGEST_BATCH_WAIT", DefaultBatchWait)
-	c.Writers = e.Int("INGEST_WRITERS", DefaultWriters)
-	c.MaxBackoff = e.Duration("INGEST_MAX_BACKOFF", 10*time.Second)
-	c.SessionTimeout = e.Duration("INGEST_SESSION_TIMEOUT", DefaultSessionTimeout)
+	d := DefaultConfig()
+	c.BatchSize = e.Int("INGEST_BATCH_SIZE", d.BatchSize)
+	c.BatchWait = e.Duration("INGEST_BATCH_WAIT", d.BatchWait)
+	c.Writers = e.Int("INGEST_WRITERS", d.Writers)
+	c.MaxBackoff = e.Duration("INGEST_MAX_BACKOFF", d.MaxBackoff)
+	c.SessionTimeout = e.Duration("INGEST_SESSION_TIMEOUT", d.SessionTimeout)
 }
 
 // Validate reports every value out of range, naming its environment variable. Zero values are not
-// accepted here: NewConsumer fills them with the defaults before it validates.
+// accepted here: validate WithDefaults' result, as NewConsumer does.
 func (c Config) Validate() error {
 	var errs []error
 	if c.BatchSize < 1 || c.BatchSize > MaxBatchSize {
@@ -87,26 +100,21 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-func (c *Config) defaults() {
-	if c.BatchSize == 0 {
-		c.BatchSize = DefaultBatchSize
-	}
-	if c.BatchWait == 0 {
-		c.BatchWait = DefaultBatchWait
-	}
-	if c.Writers == 0 {
-		c.Writers = DefaultWriters
-	}
+// WithDefaults is c with each zero field (a non-positive backoff or grace) set to its default.
+func (c Config) WithDefaults() Config {
+	d := DefaultConfig()
+	c.BatchSize = cmp.Or(c.BatchSize, d.BatchSize)
+	c.BatchWait = cmp.Or(c.BatchWait, d.BatchWait)
+	c.Writers = cmp.Or(c.Writers, d.Writers)
 	if c.MinBackoff <= 0 {
-		c.MinBackoff = 100 * time.Millisecond
+		c.MinBackoff = d.MinBackoff
 	}
 	if c.MaxBackoff == 0 {
-		c.MaxBackoff = max(10*time.Second, c.MinBackoff)
+		c.MaxBackoff = max(d.MaxBackoff, c.MinBackoff)
 	}
 	if c.ShutdownGrace <= 0 {
-		c.ShutdownGrace = 10 * time.Second
+		c.ShutdownGrace = d.ShutdownGrace
 	}
-	if c.SessionTimeout == 0 {
-		c.SessionTimeout = DefaultSessionTimeout
-	}
+	c.SessionTimeout = cmp.Or(c.SessionTimeout, d.SessionTimeout)
+	return c
 }

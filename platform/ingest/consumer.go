@@ -99,7 +99,7 @@ type Consumer struct {
 
 // NewConsumer checks the configuration (zero values take the defaults) and registers the metrics.
 func NewConsumer(cfg Config, d Deps, sinks []Sink) (*Consumer, error) {
-	cfg.defaults()
+	cfg = cfg.WithDefaults()
 	switch {
 	case cfg.Group == "":
 		return nil, errors.New("ingest: Config.Group is required")

@@ -51,6 +51,21 @@ type Settings struct {
 	Export series.ExportConfig
 }
 
+// WithDefaults is s with every zero value set to its component's default (each stated once, in its
+// component's DefaultConfig).
+func (s Settings) WithDefaults() Settings {
+	s.Ingest = s.Ingest.WithDefaults()
+	s.Outbox = s.Outbox.WithDefaults()
+	s.Export = s.Export.WithDefaults()
+	return s
+}
+
+// Validate reports every value out of range, naming its variable: the one check of settings, whether
+// they came from the environment (Run) or from code (Start, which the dev stack and tests call).
+func (s Settings) Validate() error {
+	return errors.Join(s.Ingest.Validate(), s.Outbox.Validate(), s.Export.Validate())
+}
+
 // partitionsFrom is the first month with partitions: the spec's archive starts in 2022.
 var partitionsFrom = time.Date(2022, 1, 1, 0, 0, 0, 0, time.UTC)
 
@@ -95,6 +110,10 @@ type Instance struct {
 func Start(ctx context.Context, svc Service, rt Runtime, set Settings) (*Instance, error) {
 	if svc.Name == "" || svc.Build == nil {
 		return nil, errors.New("kit: a service needs a Name and a Build")
+	}
+	set = set.WithDefaults()
+	if err := set.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: settings: %w", svc.Name, err)
 	}
 	if rt.Now == nil {
 		rt.Now = time.Now

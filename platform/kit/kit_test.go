@@ -509,3 +509,32 @@ func TestJobsWakeTheOutbox(t *testing.T) {
 		}
 	}
 }
+
+// TestStartValidatesSettings: settings given in code (the dev stack's, a test's) are checked as those
+// read from the environment are, with the same messages naming the variable; zero values take the
+// defaults.
+func TestStartValidatesSettings(t *testing.T) {
+	pool := pgtest.NewPool(t, pgServer)
+	rt := kit.Runtime{Pool: pool, Kafka: kafka.Config{Brokers: []string{"127.0.0.1:1"}}, PageKey: kittest.PageKey}
+	for _, tc := range []struct {
+		name string
+		set  kit.Settings
+		want string // "" for none
+	}{
+		{"zero values take the defaults", kit.Settings{}, ""},
+		{"batch size", kit.Settings{Ingest: ingest.Config{BatchSize: ingest.MaxBatchSize + 1}}, "TIDEMARK_INGEST_BATCH_SIZE"},
+		{"session timeout", kit.Settings{Ingest: ingest.Config{SessionTimeout: time.Second}}, "TIDEMARK_INGEST_SESSION_TIMEOUT"},
+		{"outbox batch", kit.Settings{Outbox: outbox.Config{BatchSize: -1}}, "TIDEMARK_OUTBOX_BATCH_SIZE"},
+		{"export concurrency", kit.Settings{Export: series.ExportConfig{Concurrency: 65}}, "TIDEMARK_EXPORT_CONCURRENCY"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := kit.Start(context.Background(), toy("settings"), rt, tc.set)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("Start: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("Start = %v, want an error naming %s", err, tc.want)
+			}
+		})
+	}
+}

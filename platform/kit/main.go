@@ -52,8 +52,7 @@ func LoadConfiguration(env *app.Env, svc Service) (Configuration, error) {
 	if svc.Config != nil {
 		svc.Config.RegisterEnv(env)
 	}
-	errs := []error{appErr, env.Err(), c.Postgres.Validate(), c.Settings.Ingest.Validate(), c.Settings.Outbox.Validate(),
-		c.Settings.Export.Validate()}
+	errs := []error{appErr, env.Err(), c.Postgres.Validate(), c.Settings.Validate()}
 	if svc.Config != nil {
 		errs = append(errs, svc.Config.Validate())
 	}

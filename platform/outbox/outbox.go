@@ -10,6 +10,7 @@
 package outbox
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -173,17 +174,24 @@ type Config struct {
 	MinBackoff, MaxBackoff time.Duration
 }
 
+// DefaultConfig is every knob's default, stated once: the defaults of RegisterEnv's variables, and
+// what WithDefaults gives a field left zero.
+func DefaultConfig() Config {
+	return Config{BatchSize: 500, PollInterval: time.Second, MinBackoff: 100 * time.Millisecond, MaxBackoff: 10 * time.Second}
+}
+
 // RegisterEnv sets the knobs from TIDEMARK_OUTBOX_BATCH_SIZE and TIDEMARK_OUTBOX_POLL_INTERVAL
 // (defaults when unset).
 func (c *Config) RegisterEnv(e *app.Env) {
-	c.BatchSize = e.Int("OUTBOX_BATCH_SIZE", 500)
-	c.PollInterval = e.Duration("OUTBOX_POLL_INTERVAL", time.Second)
+	d := DefaultConfig()
+	c.BatchSize = e.Int("OUTBOX_BATCH_SIZE", d.BatchSize)
+	c.PollInterval = e.Duration("OUTBOX_POLL_INTERVAL", d.PollInterval)
 }
 
 // Validate reports every value out of range, naming its environment variable. Zero values are
 // valid: they take the defaults.
 func (c Config) Validate() error {
-	c.defaults()
+	c = c.WithDefaults()
 	var errs []error
 	if c.BatchSize < 1 || c.BatchSize > 10000 {
 		errs = append(errs, fmt.Errorf("%sOUTBOX_BATCH_SIZE must be 1..10000, got %d", app.EnvPrefix, c.BatchSize))
@@ -197,19 +205,16 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-func (c *Config) defaults() {
-	if c.BatchSize == 0 {
-		c.BatchSize = 500
-	}
-	if c.PollInterval == 0 {
-		c.PollInterval = time.Second
-	}
-	if c.MinBackoff == 0 {
-		c.MinBackoff = 100 * time.Millisecond
-	}
+// WithDefaults is c with each zero field set to its default.
+func (c Config) WithDefaults() Config {
+	d := DefaultConfig()
+	c.BatchSize = cmp.Or(c.BatchSize, d.BatchSize)
+	c.PollInterval = cmp.Or(c.PollInterval, d.PollInterval)
+	c.MinBackoff = cmp.Or(c.MinBackoff, d.MinBackoff)
 	if c.MaxBackoff == 0 {
-		c.MaxBackoff = max(10*time.Second, c.MinBackoff)
+		c.MaxBackoff = max(d.MaxBackoff, c.MinBackoff)
 	}
+	return c
 }
 
 // Publisher moves outbox rows to Kafka in id order and deletes them once written.
@@ -229,7 +234,7 @@ type Publisher struct {
 // NewPublisher returns a publisher of schema's outbox writing with w (whose Topic must be empty: each
 // row names its topic). The caller closes w after Run returns. Metrics go to reg when not nil.
 func NewPublisher(cfg Config, pool *pgxpool.Pool, schema string, w *kafkago.Writer, logger *slog.Logger, reg prometheus.Registerer) (*Publisher, error) {
-	cfg.defaults()
+	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("outbox: %w", err)
 	}

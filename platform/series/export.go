@@ -34,9 +34,19 @@ type ExportConfig struct {
 	Concurrency int
 }
 
+// DefaultExportConfig is the default, stated once: RegisterEnv's, and what WithDefaults gives a
+// zero field.
+func DefaultExportConfig() ExportConfig { return ExportConfig{Concurrency: 4} }
+
 // RegisterEnv reads TIDEMARK_EXPORT_CONCURRENCY.
 func (c *ExportConfig) RegisterEnv(e *app.Env) {
-	c.Concurrency = e.Int("EXPORT_CONCURRENCY", 4)
+	c.Concurrency = e.Int("EXPORT_CONCURRENCY", DefaultExportConfig().Concurrency)
+}
+
+// WithDefaults is c with a zero concurrency set to its default.
+func (c ExportConfig) WithDefaults() ExportConfig {
+	c.Concurrency = cmp.Or(c.Concurrency, DefaultExportConfig().Concurrency)
+	return c
 }
 
 // Validate reports a concurrency out of range, naming its variable.
