@@ -1,47 +1,48 @@
-// Package deploy describes what is deployed, and writes from those declarations the files that must
-// agree with them: the chart's mesh table (routes, export sources, the variables each deployable
-// reads), its values schema and README, the ExportJob CRD it ships, and a Dockerfile per deployable.
-// make generate writes them; a test fails when one is stale.
+// Package deploy resolves the mesh's registry (platform/mesh) against the deployables' own
+// declarations, and writes from them the files that must agree with them: the chart's mesh table
+// (routes, export sources, the variables each deployable reads, whose internal ports it reads), its
+// values schema and README, the ExportJob CRD it ships, and a Dockerfile per deployable. make
+// generate writes them; a test fails when one is stale.
 package deploy
 
 import (
+	"errors"
 	"fmt"
+	"net/http"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/tidemark/tidemark/operator/settings"
 	"github.com/tidemark/tidemark/platform/app"
+	"github.com/tidemark/tidemark/platform/httpapi"
 	"github.com/tidemark/tidemark/platform/kit"
+	"github.com/tidemark/tidemark/platform/mesh"
 	wsservice "github.com/tidemark/tidemark/services/ws/service"
 	"github.com/tidemark/tidemark/tools/devstack"
 )
 
-// Deployable is one image and one Deployment of the chart (its values block has the same name).
+// Deployable is one image and one Deployment of the chart (its values block has the same name): a
+// row of the mesh's registry.
 type Deployable struct {
-	Name string
-	// Main is its main package, relative to the repository root.
-	Main string
-	// Variables lists what it reads from its environment; nil for a kit service, whose declaration
-	// in devstack.Services says (kit.Variables).
-	Variables func() []app.Var
+	mesh.Deployable
 }
 
-// deployables are the mesh's images and Deployments: adding one is a line here and a values block in
-// charts/tidemark/values.yaml (a kit service is also a line in devstack.Services, where its routes,
-// export streams and variables are read from).
-var deployables = []Deployable{
-	{Name: "market", Main: "./services/market/cmd/market"},
-	{Name: "user", Main: "./services/user/cmd/user"},
-	{Name: "authority", Main: "./services/authority/cmd/authority"},
-	{Name: "amm", Main: "./services/amm/cmd/amm"},
-	{Name: "notify", Main: "./services/notify/cmd/notify"},
-	{Name: "stats", Main: "./services/stats/cmd/stats"},
-	{Name: "ws", Main: "./services/ws/cmd/ws", Variables: wsservice.Variables},
-	{Name: "operator", Main: "./operator/cmd/operator", Variables: settings.Variables},
+// variables are what a deployable that is not a kit service reads from its environment, by its kind:
+// a kit service's declaration says (kit.Variables).
+var variables = map[mesh.Kind]func() []app.Var{
+	mesh.Edge:     wsservice.Variables,
+	mesh.Operator: settings.Variables,
 }
 
-// Deployables are the mesh's deployables, in the chart's order.
-func Deployables() []Deployable { return append([]Deployable(nil), deployables...) }
+// Deployables are the mesh's deployables (platform/mesh), in the chart's order.
+func Deployables() []Deployable {
+	var out []Deployable
+	for _, d := range mesh.Deployables() {
+		out = append(out, Deployable{d})
+	}
+	return out
+}
 
 // Binary is the deployable's command name: the last element of its main package.
 func (d Deployable) Binary() string { return path.Base(d.Main) }
@@ -62,60 +63,102 @@ type Component struct {
 	Exports []string
 }
 
-// Mesh resolves every deployable against the dev stack's services: a kit service's variables and
-// export streams come from its declaration. A service the dev stack runs must be deployed, and a
-// deployable without its own Variables must be one of the dev stack's services.
+// Mesh resolves every deployable of the registry: a kit service's variables and export streams come
+// from its declaration in the dev stack's list, which must hold one for each service of the registry
+// and agree with the registry's row (prefixes, topics consumed and published, internal routes
+// served); the edge's own declarations must agree with its row too.
 func Mesh() ([]Component, error) {
-	services := devstack.Services()
+	if err := mesh.Check(); err != nil {
+		return nil, err
+	}
 	byName := map[string]kit.Service{}
-	for _, s := range services {
+	for _, s := range devstack.Services() {
 		byName[s.Name] = s
 	}
 	var out []Component
-	deployed := map[string]bool{}
-	for _, d := range deployables {
-		deployed[d.Name] = true
+	for _, d := range Deployables() {
 		c := Component{Deployable: d}
-		if d.Variables != nil {
-			c.Vars = d.Variables()
+		if d.Kind != mesh.Service {
+			vars, ok := variables[d.Kind]
+			if !ok {
+				return nil, fmt.Errorf("deployable %s: no variables declared for its kind %s", d.Name, d.Kind)
+			}
+			c.Vars = vars()
 			out = append(out, c)
 			continue
 		}
 		svc, ok := byName[d.Name]
 		if !ok {
-			return nil, fmt.Errorf("deployable %s: no service of that name in devstack.Services and no Variables of its own", d.Name)
+			return nil, fmt.Errorf("service %s of the registry has no declaration in devstack.Services", d.Name)
 		}
+		delete(byName, d.Name)
 		c.Service = &svc
 		c.Vars = kit.Variables(svc)
-		exports, err := fileTypes(svc)
+		parts, err := svc.Build(kit.Deps{Schema: cmpOr(svc.Schema, svc.Name)})
 		if err != nil {
+			return nil, fmt.Errorf("%s: declare its parts: %w", svc.Name, err)
+		}
+		if err := agrees(d.Deployable, svc, parts); err != nil {
 			return nil, err
 		}
-		c.Exports = exports
+		c.Exports = fileTypes(parts)
 		out = append(out, c)
 	}
-	for _, s := range services {
-		if !deployed[s.Name] {
-			return nil, fmt.Errorf("service %s runs in the dev stack but is not in deploy's deployables", s.Name)
-		}
+	for name := range byName {
+		return nil, fmt.Errorf("service %s runs in the dev stack but is not in the registry (platform/mesh)", name)
+	}
+	edge, _ := mesh.Lookup(wsservice.Name)
+	if !sameSet(edge.Prefixes, wsservice.Prefixes()) || !sameSet(edge.Consumes, wsservice.Topics()) {
+		return nil, fmt.Errorf("ws: the registry says prefixes %v and topics %v, the edge declares %v and %v",
+			edge.Prefixes, edge.Consumes, wsservice.Prefixes(), wsservice.Topics())
 	}
 	return out, nil
 }
 
-// fileTypes are the export file types svc's series declare. Build only declares its parts (it runs
-// no query), so it is called here without a database.
-func fileTypes(svc kit.Service) ([]string, error) {
-	parts, err := svc.Build(kit.Deps{Schema: cmpOr(svc.Schema, svc.Name)})
-	if err != nil {
-		return nil, fmt.Errorf("%s: declare its parts: %w", svc.Name, err)
+// agrees reports where the registry's row d and the service's own declaration differ: the registry
+// is what the chart and the docs are made of, the declaration is what runs.
+func agrees(d mesh.Deployable, svc kit.Service, parts kit.Parts) error {
+	var consumes []string
+	for _, s := range parts.Sinks {
+		consumes = append(consumes, s.Topic())
 	}
+	var errs []error
+	check := func(what string, registry, declared []string) {
+		if !sameSet(registry, declared) {
+			errs = append(errs, fmt.Errorf("%s: the registry (platform/mesh) says %s %v, its kit declaration %v", d.Name, what, registry, declared))
+		}
+	}
+	check("prefixes", d.Prefixes, svc.Prefixes)
+	check("consumes", d.Consumes, consumes)
+	check("publishes", d.Publishes, svc.Publishes)
+	// Each internal route the registry says it serves is registered on its internal port.
+	internal := httpapi.New(httpapi.Options{})
+	if parts.Internal != nil {
+		parts.Internal(internal)
+	}
+	for _, r := range d.Serves {
+		req, err := http.NewRequest(http.MethodGet, r, nil)
+		if err != nil || !internal.Serves(req) {
+			errs = append(errs, fmt.Errorf("%s: the registry says it serves %s, its internal routes do not", d.Name, r))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func sameSet(a, b []string) bool {
+	return slices.Equal(slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b)))
+}
+
+// fileTypes are the export file types of the parts' series. Build only declares the parts (it runs no
+// query), so Mesh calls it without a database.
+func fileTypes(parts kit.Parts) []string {
 	var out []string
 	for _, s := range parts.Series {
 		if s.Export != nil {
 			out = append(out, s.Export.FileType)
 		}
 	}
-	return out, nil
+	return out
 }
 
 func cmpOr(a, b string) string {

@@ -26,6 +26,7 @@ import (
 	"github.com/tidemark/tidemark/platform/app"
 	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/kit"
+	"github.com/tidemark/tidemark/platform/mesh"
 	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/platform/pg/pglocal"
 	"github.com/tidemark/tidemark/platform/telemetry"
@@ -86,16 +87,29 @@ func (o *Options) defaults() {
 	}
 }
 
-// Services are what `make run` runs, in one process: adding a service to the mesh is a line here.
+// declarations are the kit services' constructors by name: every service of the registry
+// (platform/mesh) has one here, which is how the dev stack, tools/deploy and the tests get its
+// declaration (the registry is data and imports no service).
+var declarations = map[string]func() kit.Service{
+	"market":    func() kit.Service { return market.Service(market.Config{}) },
+	"user":      user.Service,
+	"authority": func() kit.Service { return authority.Service(authority.Config{}) },
+	"notify":    func() kit.Service { return notify.Service(notify.Config{}) },
+	"amm":       func() kit.Service { return amm.Service(amm.Config{}) },
+	"stats":     stats.Service,
+}
+
+// Services are what `make run` runs, in one process: the services of the registry, in its order. A
+// service of the registry without a declaration here is left out (tools/deploy.Mesh and the tests
+// report it).
 func Services() []kit.Service {
-	return []kit.Service{
-		market.Service(market.Config{}),
-		user.Service(),
-		authority.Service(authority.Config{}),
-		notify.Service(notify.Config{}),
-		amm.Service(amm.Config{}),
-		stats.Service(),
+	var out []kit.Service
+	for _, d := range mesh.Of(mesh.Service) {
+		if declare, ok := declarations[d.Name]; ok {
+			out = append(out, declare())
+		}
 	}
+	return out
 }
 
 // examples are a few paths of each service for the banner: {account} is a simulated account and
@@ -188,6 +202,9 @@ func Run(ctx context.Context, o Options) error {
 		if err != nil {
 			return fmt.Errorf("start %s: %w", svc.Name, err)
 		}
+		if err := agrees(inst, svc.Publishes); err != nil {
+			return err
+		}
 		instances = append(instances, inst)
 		for _, t := range inst.Topics() {
 			if !slices.Contains(topics, t) {
@@ -203,7 +220,7 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}
 	// Created up front, so that consumers join without waiting for auto-creation.
-	for _, t := range wsservice.Topics() {
+	for _, t := range mesh.Topics() {
 		if !slices.Contains(topics, t) {
 			topics = append(topics, t)
 		}
@@ -243,7 +260,7 @@ func Run(ctx context.Context, o Options) error {
 
 	upstreams["exports"] = exports.url
 	// In a cluster, downloads are presigned S3 URLs; only the dev stack serves files itself.
-	router, err := NewRouter(append(Table(Services()), Route{Prefix: downloadsPrefix + "/", Service: "exports"}), upstreams, log)
+	router, err := NewRouter(append(Table(), Route{Prefix: downloadsPrefix + "/", Service: "exports"}), upstreams, log)
 	if err != nil {
 		return err
 	}
@@ -272,6 +289,23 @@ func Run(ctx context.Context, o Options) error {
 // partitions is how many partitions every topic has in the dev stack: enough for the consumers'
 // writers to work in parallel.
 const partitions = 3
+
+// agrees reports where a started service and its row of the registry differ: the registry is what
+// the router, the chart and the docs are made of, the instance is what runs.
+func agrees(inst *kit.Instance, publishes []string) error {
+	d, ok := mesh.Lookup(inst.Name())
+	if !ok {
+		return fmt.Errorf("%s runs but is not in the registry (platform/mesh)", inst.Name())
+	}
+	same := func(a, b []string) bool {
+		return slices.Equal(slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b)))
+	}
+	if !same(d.Prefixes, inst.Prefixes()) || !same(d.Consumes, inst.Consumes()) || !same(d.Publishes, publishes) {
+		return fmt.Errorf("%s: the registry (platform/mesh) says prefixes %v, consumes %v, publishes %v; the service %v, %v, %v",
+			inst.Name(), d.Prefixes, d.Consumes, d.Publishes, inst.Prefixes(), inst.Consumes(), publishes)
+	}
+	return nil
+}
 
 func ensureDatabase(ctx context.Context, db *pglocal.Server, name string) (string, error) {
 	url, err := db.CreateDatabase(ctx, name)

@@ -50,12 +50,3 @@ func startEdge(g *app.Group, kc kafka.Config, internal map[string]string, reg *p
 	})
 	return edge{public: "http://" + publicLn.Addr().String(), internal: "http://" + internalLn.Addr().String()}, nil
 }
-
-// edgeRoutes are the edge's rows of the routing table.
-func edgeRoutes() []Route {
-	var out []Route
-	for _, p := range wsservice.Prefixes() {
-		out = append(out, Route{Prefix: p, Service: wsservice.Name})
-	}
-	return out
-}

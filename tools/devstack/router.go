@@ -11,7 +11,7 @@ import (
 	"github.com/tidemark/tidemark/platform/fault"
 
 	"github.com/tidemark/tidemark/platform/httpapi"
-	"github.com/tidemark/tidemark/platform/kit"
+	"github.com/tidemark/tidemark/platform/mesh"
 )
 
 // Route sends every request whose path starts with Prefix to Service. It is the same table as the
@@ -23,20 +23,12 @@ type Route struct {
 	Exact bool
 }
 
-// Table is the routing table of the public edge, made of the services' declared prefixes; the
-// contract is served by the first. The dev stack's router and the chart's Ingress are both made of
-// it (make generate writes it to charts/tidemark/files/mesh.yaml): an edge route that is no
-// service's prefix (a deployable that is not a kit service) goes here too, so that both see it.
-func Table(services []kit.Service) []Route {
+// Table is the routing table of the public edge: the registry's routes (platform/mesh), the same
+// table make generate writes for the chart's Ingress (charts/tidemark/files/mesh.yaml).
+func Table() []Route {
 	var out []Route
-	for _, svc := range services {
-		for _, p := range svc.Prefixes {
-			out = append(out, Route{Prefix: p, Service: svc.Name})
-		}
-	}
-	out = append(out, edgeRoutes()...)
-	if len(services) > 0 {
-		out = append(out, Route{Prefix: "/openapi.json", Service: services[0].Name, Exact: true})
+	for _, r := range mesh.Routes() {
+		out = append(out, Route{Prefix: r.Prefix, Service: r.Deployable, Exact: r.Exact})
 	}
 	return out
 }

@@ -1,7 +1,8 @@
 {{/* A deployable's NetworkPolicy: its public port from the ingress controller only, its internal port
 from the monitoring namespace and the release's own pods; egress to DNS, and to Kafka, PostgreSQL,
 S3, the Kubernetes API and the release's internal ports only for a deployable that uses them (what it
-reads says which: files/mesh.yaml). */}}
+reads, and the deployables whose internal routes it reads, say which: files/mesh.yaml, from the
+registry of platform/mesh). */}}
 {{- define "tidemark.lib.networkPolicy" -}}
 {{- $np := .root.Values.networkPolicy -}}
 {{- if $np.enabled }}
@@ -57,7 +58,7 @@ spec:
         {{- toYaml . | nindent 8 }}
       {{- end }}
     {{- end }}
-    {{- if or $v.networkPolicy.meshEgress (has "TIDEMARK_EXPORT_SOURCES" $reads) }}
+    {{- if or $v.networkPolicy.meshEgress (has "TIDEMARK_EXPORT_SOURCES" $reads) .c.mesh.upstreams }}
     - to:
         - podSelector:
             matchLabels:
