@@ -10,7 +10,7 @@ import (
 	"context"
 
 	"github.com/tidemark/tidemark/platform/events"
-	"github.com/tidemark/tidemark/platform/fault"
+	"github.com/tidemark/tidemark/platform/markets"
 )
 
 // Store reads what the ingest wrote beside the event series. Implementations are safe for concurrent
@@ -31,26 +31,9 @@ type Kind func(events.Market) error
 var (
 	AnyMarket Kind = func(events.Market) error { return nil }
 
-	PredictionMarket Kind = func(m events.Market) error {
-		if m.Filter() != events.FilterPrediction {
-			return fault.Errorf(fault.NotFound, "%s is not a prediction market", m.Symbol)
-		}
-		return nil
-	}
-
-	PerpMarket Kind = func(m events.Market) error {
-		if m.Type != events.MarketTypePerp {
-			return fault.Errorf(fault.NotFound, "%s is not a perp market", m.Symbol)
-		}
-		return nil
-	}
-
-	SpotMarket Kind = func(m events.Market) error {
-		if m.Type != events.MarketTypeSpot {
-			return fault.Errorf(fault.NotFound, "%s is not a spot market", m.Symbol)
-		}
-		return nil
-	}
+	PredictionMarket Kind = func(m events.Market) error { return markets.CheckFilter(m, events.FilterPrediction) }
+	PerpMarket       Kind = func(m events.Market) error { return markets.CheckType(m, events.MarketTypePerp) }
+	SpotMarket       Kind = func(m events.Market) error { return markets.CheckType(m, events.MarketTypeSpot) }
 )
 
 // Check looks symbol up in store and checks it is of kind k.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/fault"
+	"github.com/tidemark/tidemark/platform/markets"
 	"github.com/tidemark/tidemark/platform/series"
 )
 
@@ -130,13 +131,9 @@ type InsuranceFund struct {
 	RecentFlows  []json.RawMessage        `json:"recentFlows"`
 }
 
-// CheckSpot is a fault.NotFound error unless m is a spot market.
-func CheckSpot(m events.Market) error {
-	if m.Type != events.MarketTypeSpot {
-		return fault.Errorf(fault.NotFound, "%s is not a spot market", m.Symbol)
-	}
-	return nil
-}
+// CheckSpot is a fault.NotFound error unless m is a spot market (markets.CheckType's, as every
+// service answers it).
+func CheckSpot(m events.Market) error { return markets.CheckType(m, events.MarketTypeSpot) }
 
 // CheckAuthority validates an authority path value.
 func CheckAuthority(authority string) error {

@@ -19,9 +19,9 @@ import (
 	"github.com/tidemark/tidemark/operator/export"
 	"github.com/tidemark/tidemark/platform/app"
 	"github.com/tidemark/tidemark/platform/events"
-	"github.com/tidemark/tidemark/platform/fault"
 	"github.com/tidemark/tidemark/platform/httpapi"
 	"github.com/tidemark/tidemark/platform/kit"
+	"github.com/tidemark/tidemark/platform/markets"
 	"github.com/tidemark/tidemark/platform/objstore"
 	"github.com/tidemark/tidemark/platform/series"
 	"github.com/tidemark/tidemark/services/authority"
@@ -132,7 +132,7 @@ func KubeJobs(kube *rest.Config, namespace string) (export.Jobs, error) {
 // Series are the wallet's event series, each scoped by its key.
 func Series(store *postgres.Store, schema string) []series.Series {
 	accounts := pgx.Identifier{schema, "accounts"}.Sanitize()
-	markets := pgx.Identifier{schema, "markets"}.Sanitize()
+	marketsTable := pgx.Identifier{schema, "markets"}.Sanitize()
 	wallet := func(_ context.Context, vars map[string]string) error {
 		return authority.CheckAuthority(vars["authorityId"])
 	}
@@ -141,10 +141,7 @@ func Series(store *postgres.Store, schema string) []series.Series {
 		if err != nil {
 			return err
 		}
-		if m.Type != events.MarketTypeSpot {
-			return fault.Errorf(fault.NotFound, "%s is not a spot market", symbol)
-		}
-		return nil
+		return markets.CheckType(m, events.MarketTypeSpot)
 	}
 	byWallet := []string{"authority = @authorityId"}
 	return []series.Series{
@@ -154,7 +151,7 @@ func Series(store *postgres.Store, schema string) []series.Series {
 			// An export names the wallet's accounts: its stakes are the wallet's that owns them.
 			Export: &series.Export{FileType: "if-stake-records",
 				Accounts:    "authority IN (SELECT authority FROM " + accounts + " WHERE account = ANY(@accounts) AND sub_account_id IS NOT NULL)",
-				Market:      "market_index = (SELECT market_index FROM " + markets + " WHERE symbol = @market AND market_type = 'spot')",
+				Market:      "market_index = (SELECT market_index FROM " + marketsTable + " WHERE symbol = @market AND market_type = 'spot')",
 				CheckMarket: spot}},
 		{Name: "lpMintRedeem", Table: "lp_mint_redeem", Path: "/authority/{authorityId}/lpMintRedeem",
 			Dated: "/authority/{authorityId}/lpMintRedeem/{year}/{month}", Where: byWallet,

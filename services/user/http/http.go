@@ -10,6 +10,7 @@ import (
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/fault"
 	"github.com/tidemark/tidemark/platform/httpapi"
+	"github.com/tidemark/tidemark/platform/markets"
 	"github.com/tidemark/tidemark/platform/snapshots"
 	"github.com/tidemark/tidemark/services/user"
 )
@@ -84,8 +85,8 @@ func (h *handlers) orders(r *nethttp.Request) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if m.Filter() != filter {
-			return nil, fault.Errorf(fault.NotFound, "%s is not a %s market", sym, filter)
+		if err := markets.CheckFilter(m, filter); err != nil {
+			return nil, err
 		}
 		q.Symbol, scope = sym, scope+"/"+sym
 	}

@@ -9,9 +9,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tidemark/tidemark/platform/events"
-	"github.com/tidemark/tidemark/platform/fault"
 	"github.com/tidemark/tidemark/platform/httpapi"
 	"github.com/tidemark/tidemark/platform/kit"
+	"github.com/tidemark/tidemark/platform/markets"
 	"github.com/tidemark/tidemark/platform/series"
 	"github.com/tidemark/tidemark/services/user"
 	userhttp "github.com/tidemark/tidemark/services/user/http"
@@ -41,10 +41,10 @@ func Service() kit.Service {
 // Series are the account's event series, each scoped by the account's key (and, for the per-market
 // forms, a market's symbol).
 func Series(store user.Store, schema string) []series.Series {
-	markets := pgx.Identifier{schema, "markets"}.Sanitize()
+	marketsTable := pgx.Identifier{schema, "markets"}.Sanitize()
 	// An export's market is resolved by the catalogue for records that name a market by its index.
-	perpOf := fmt.Sprintf("(SELECT market_index FROM %s WHERE symbol = @market AND market_type = 'perp')", markets)
-	spotOf := fmt.Sprintf("(SELECT market_index FROM %s WHERE symbol = @market AND market_type = 'spot')", markets)
+	perpOf := fmt.Sprintf("(SELECT market_index FROM %s WHERE symbol = @market AND market_type = 'perp')", marketsTable)
+	spotOf := fmt.Sprintf("(SELECT market_index FROM %s WHERE symbol = @market AND market_type = 'spot')", marketsTable)
 	byAccount := []string{"account = @accountId"}
 	accounts := "account = ANY(@accounts)"
 	order := "ts, tx_sig, tx_sig_index, account"
@@ -62,22 +62,14 @@ func Series(store user.Store, schema string) []series.Series {
 		}
 	}
 	anyMarket := func(events.Market) error { return nil }
-	prediction := func(m events.Market) error {
-		if m.Filter() != events.FilterPrediction {
-			return fault.Errorf(fault.NotFound, "%s is not a prediction market", m.Symbol)
-		}
-		return nil
-	}
+	prediction := func(m events.Market) error { return markets.CheckFilter(m, events.FilterPrediction) }
 	known := func(kind events.MarketType) func(context.Context, string) error {
 		return func(ctx context.Context, symbol string) error {
 			m, err := store.Market(ctx, symbol)
 			if err != nil {
 				return err
 			}
-			if kind != "" && m.Type != kind {
-				return fault.Errorf(fault.NotFound, "%s is not a %s market", symbol, kind)
-			}
-			return nil
+			return markets.CheckType(m, kind)
 		}
 	}
 	fills := series.LayoutOf[events.Fill]()
