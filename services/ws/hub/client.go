@@ -102,7 +102,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c := &Client{h: h, conn: conn, nc: conn.NetConn(), subs: map[string]*subscription{}, shard: h.nextShard(),
 		readerDone: make(chan struct{}), writerDone: make(chan struct{}),
-		tokens: float64(h.cfg.MessageBurst), last: time.Now(), lastPing: time.Now()}
+		tokens: float64(h.cfg.MessageBurst), last: h.now(), lastPing: time.Now()}
 	h.clientsMu.Lock()
 	if h.closing {
 		h.clientsMu.Unlock()
@@ -546,9 +546,9 @@ func (c *Client) readMessage(r io.Reader) (msg []byte, tooBig bool, err error) {
 	return nil, true, nil
 }
 
-// allow takes a token of the client's message rate.
+// allow takes a token of the client's message rate, refilled as the hub's clock moves.
 func (c *Client) allow() bool {
-	now := time.Now()
+	now := c.h.now()
 	c.tokens = min(float64(c.h.cfg.MessageBurst), c.tokens+now.Sub(c.last).Seconds()*c.h.cfg.MessageRate)
 	c.last = now
 	if c.tokens < 1 {

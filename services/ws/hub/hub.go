@@ -52,6 +52,10 @@ type Config struct {
 	// caps how many per channel.
 	ReplayWindow time.Duration
 	ReplayMax    int
+	// Clock is the hub's time: the age of replayed messages and the refill of each client's message
+	// rate. nil means time.Now; tests move it instead of waiting. Socket deadlines and pings keep
+	// the wall clock, which is what the network runs on.
+	Clock func() time.Time
 }
 
 // Defaults of Config.
@@ -82,6 +86,9 @@ func (c *Config) defaults() {
 	c.SocketBuffer = cmp.Or(c.SocketBuffer, DefaultSocketBuffer)
 	c.ReplayWindow = cmp.Or(c.ReplayWindow, DefaultReplayWindow)
 	c.ReplayMax = cmp.Or(c.ReplayMax, DefaultReplayMax)
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
 }
 
 // Hub is the edge's channels and clients.
@@ -131,7 +138,7 @@ func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) *Hub {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	h := &Hub{
-		cfg: cfg, logger: logger, m: newMetrics(reg), now: time.Now,
+		cfg: cfg, logger: logger, m: newMetrics(reg), now: cfg.Clock,
 		channels: map[string]*channel{}, symbols: map[string]struct{}{}, fetching: map[string]chan struct{}{},
 		seqCalls: map[string]*seqCall{}, clients: map[*Client]struct{}{}, warmed: make(chan struct{}),
 	}
