@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidemark/tidemark/platform/fault"
 
@@ -17,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/tidemark/tidemark/platform/httpapi"
+	"github.com/tidemark/tidemark/platform/kit/kittest"
 )
 
 func TestStatusOf(t *testing.T) {
@@ -78,7 +80,7 @@ func TestErrorMapping(t *testing.T) {
 			if got := r.header.Get("Cache-Control"); got != "no-store" {
 				t.Errorf("Cache-Control = %q, want no-store (route option applies to successes only)", got)
 			}
-			eventually(t, "access log", func() bool { return logs.count(t, map[string]any{"msg": "http request"}) == 1 })
+			kittest.Eventually(t, 5*time.Second, "access log", func() bool { return logs.count(t, map[string]any{"msg": "http request"}) == 1 })
 			errLines := logs.count(t, map[string]any{"level": "ERROR"})
 			if tt.wantLogged {
 				if errLines != 1 {
@@ -154,7 +156,7 @@ func TestPanicRecovery(t *testing.T) {
 			t.Fatalf("after panic: %d %s", r.status, r.body)
 		}
 	}
-	eventually(t, "access log of the panic", func() bool {
+	kittest.Eventually(t, 5*time.Second, "access log of the panic", func() bool {
 		return logs.count(t, map[string]any{"msg": "http request", "route": "/boom", "status": float64(500)}) == 1
 	})
 	panics := 0
@@ -236,7 +238,7 @@ func TestAccessLogMetricsAndSpans(t *testing.T) {
 	mustGet(t, srv.URL+"/random/path/1")
 
 	// Access log: one line per request, with the template and the raw path.
-	eventually(t, "access logs", func() bool { return logs.count(t, map[string]any{"msg": "http request"}) == 4 })
+	kittest.Eventually(t, 5*time.Second, "access logs", func() bool { return logs.count(t, map[string]any{"msg": "http request"}) == 4 })
 	for _, l := range logs.lines(t) {
 		if l["msg"] != "http request" || l["path"] != "/market/SOL-PERP/trades" {
 			continue
@@ -256,7 +258,7 @@ func TestAccessLogMetricsAndSpans(t *testing.T) {
 	}
 
 	// Metrics: labelled by template, so three symbols make one series.
-	eventually(t, "histogram samples", func() bool {
+	kittest.Eventually(t, 5*time.Second, "histogram samples", func() bool {
 		return histogramCount(t, reg, map[string]string{"route": "/market/{symbol}/trades", "method": "GET", "code": "200"}) == 3
 	})
 	if n := histogramCount(t, reg, map[string]string{"route": "unmatched", "method": "GET", "code": "404"}); n != 1 {
@@ -267,7 +269,7 @@ func TestAccessLogMetricsAndSpans(t *testing.T) {
 	}
 
 	// Spans: one server span per request named by its route template.
-	eventually(t, "spans", func() bool { return len(spans.Ended()) == 4 })
+	kittest.Eventually(t, 5*time.Second, "spans", func() bool { return len(spans.Ended()) == 4 })
 	names := map[string]int{}
 	for _, s := range spans.Ended() {
 		names[s.Name()]++
@@ -291,7 +293,7 @@ func TestSharedRegistry(t *testing.T) {
 		}
 	}
 	for _, route := range []string{"/a", "/b"} {
-		eventually(t, "a sample of "+route, func() bool {
+		kittest.Eventually(t, 5*time.Second, "a sample of "+route, func() bool {
 			return histogramCount(t, reg, map[string]string{"route": route, "method": "GET", "code": "200"}) == 1
 		})
 	}
@@ -367,7 +369,7 @@ func TestPanicAfterResponseStarted(t *testing.T) {
 	if r := mustGet(t, srv.URL+"/fine"); r.status != http.StatusOK {
 		t.Fatalf("after panic: %d", r.status)
 	}
-	eventually(t, "access log of the aborted export", func() bool {
+	kittest.Eventually(t, 5*time.Second, "access log of the aborted export", func() bool {
 		return logs.count(t, map[string]any{"msg": "http request", "route": "/export", "status": float64(500)}) == 1
 	})
 	if n := logs.count(t, map[string]any{"msg": "panic serving request"}); n != 1 {
@@ -472,7 +474,7 @@ func TestBareServerFailures(t *testing.T) {
 			if got := r.header.Get("Cache-Control"); got != "no-store" {
 				t.Errorf("Cache-Control = %q", got)
 			}
-			eventually(t, "access log", func() bool { return logs.count(t, map[string]any{"msg": "http request"}) == 1 })
+			kittest.Eventually(t, 5*time.Second, "access log", func() bool { return logs.count(t, map[string]any{"msg": "http request"}) == 1 })
 			if n := logs.count(t, map[string]any{"level": "ERROR"}); (n > 0) != (tt.wantLogged || tt.name == "database unreachable") {
 				t.Errorf("%d ERROR lines: %v", n, logs.lines(t))
 			}

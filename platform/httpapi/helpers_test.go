@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/tidemark/tidemark/platform/httpapi"
 )
@@ -129,17 +128,4 @@ func errorEnvelope(tb testing.TB, r response) (success bool, message string) {
 		tb.Fatalf("error body %q of a %d: error must be \"Unauthorized\" on 401s and absent otherwise", r.body, r.status)
 	}
 	return *e.Success, *e.Message
-}
-
-// eventually polls cond until it holds or a deadline passes: the access log, metrics and span of a
-// request are recorded just after the client has its answer.
-func eventually(tb testing.TB, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/tools/sim"
 )
 
@@ -45,20 +46,6 @@ type clock struct{ unix atomic.Int64 }
 func (c *clock) now() time.Time   { return time.Unix(c.unix.Load(), 0) }
 func (c *clock) set(t time.Time)  { c.unix.Store(t.Unix()) }
 func newClock(t time.Time) *clock { c := &clock{}; c.set(t); return c }
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(tb testing.TB, timeout time.Duration, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
-}
 
 func tsRange(tb testing.TB, msgs []events.Message) (first, last int64) {
 	tb.Helper()
@@ -133,7 +120,7 @@ func TestLiveContinuesWhereBackfillEnded(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Live(ctx, &live, 0) }()
-	waitFor(t, 10*time.Second, "the catch-up write", func() bool { return len(live.snapshot()) > 0 })
+	kittest.Eventually(t, 10*time.Second, "the catch-up write", func() bool { return len(live.snapshot()) > 0 })
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Live = %v", err)
@@ -165,7 +152,7 @@ func TestLiveRate(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- s.Live(ctx, &w, 50) }()
 	// Nudge the clock until Live has written once, so its cursor is known to be the clock's time.
-	waitFor(t, 10*time.Second, "a first write", func() bool {
+	kittest.Eventually(t, 10*time.Second, "a first write", func() bool {
 		if len(w.snapshot()) > 0 {
 			return true
 		}
@@ -176,7 +163,7 @@ func TestLiveRate(t *testing.T) {
 	clk.set(from.Add(10 * time.Minute))
 	// Market states every 30s guarantee an event in the window's last half minute; once it is
 	// written, the whole window is (the clock only moves to its end).
-	waitFor(t, 10*time.Second, "ten more minutes of events", func() bool {
+	kittest.Eventually(t, 10*time.Second, "ten more minutes of events", func() bool {
 		msgs := w.snapshot()
 		return eventTs(t, decode(t, msgs[len(msgs)-1])) >= from.Add(570*time.Second).Unix()
 	})
@@ -202,7 +189,7 @@ func TestLiveStreamsAtTheWallClock(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Live(ctx, &w, 200) }()
-	waitFor(t, 15*time.Second, "streamed events", func() bool {
+	kittest.Eventually(t, 15*time.Second, "streamed events", func() bool {
 		for _, m := range w.snapshot() {
 			if m.Topic != events.TopicNewUsers {
 				return true

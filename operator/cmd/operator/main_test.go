@@ -29,6 +29,7 @@ import (
 	"github.com/tidemark/tidemark/operator/api/v1alpha1"
 	"github.com/tidemark/tidemark/operator/export/exporttest"
 	"github.com/tidemark/tidemark/platform/app"
+	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/platform/objstore"
 	"github.com/tidemark/tidemark/platform/objstore/miniotest"
 	"github.com/tidemark/tidemark/platform/testbed"
@@ -156,17 +157,6 @@ func (r *replica) get(t *testing.T, path string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-func eventually(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 func leaseHolder(t *testing.T, ns string) string {
 	t.Helper()
 	var lease coordinationv1.Lease
@@ -196,7 +186,7 @@ func createJob(t *testing.T, ns string) *v1alpha1.ExportJob {
 
 func waitReady(t *testing.T, job *v1alpha1.ExportJob) {
 	t.Helper()
-	eventually(t, job.Name+" Ready", 30*time.Second, func() bool {
+	kittest.Eventually(t, 30*time.Second, job.Name+" Ready", func() bool {
 		var got v1alpha1.ExportJob
 		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), &got)
 		return err == nil && got.Status.Phase == v1alpha1.PhaseReady
@@ -224,13 +214,13 @@ func TestReplicasElectOneLeader(t *testing.T) {
 		}
 	}
 	a := startReplica(t, "a", vars())
-	eventually(t, "a leader", 30*time.Second, func() bool { return leaseHolder(t, ns.Name) != "" })
+	kittest.Eventually(t, 30*time.Second, "a leader", func() bool { return leaseHolder(t, ns.Name) != "" })
 	b := startReplica(t, "b", vars())
 	first := leaseHolder(t, ns.Name)
 
 	waitReady(t, createJob(t, ns.Name))
 	for _, r := range []*replica{a, b} {
-		eventually(t, "ready replicas", 20*time.Second, func() bool { code, _ := r.get(t, "/readyz"); return code == 200 })
+		kittest.Eventually(t, 20*time.Second, "ready replicas", func() bool { code, _ := r.get(t, "/readyz"); return code == 200 })
 		if code, _ := r.get(t, "/healthz"); code != 200 {
 			t.Errorf("healthz %d", code)
 		}
@@ -242,7 +232,7 @@ func TestReplicasElectOneLeader(t *testing.T) {
 	if err := a.stop(); err != nil {
 		t.Fatalf("leader stopped with %v", err)
 	}
-	eventually(t, "b to take the lead", 30*time.Second, func() bool {
+	kittest.Eventually(t, 30*time.Second, "b to take the lead", func() bool {
 		h := leaseHolder(t, ns.Name)
 		return h != "" && h != first
 	})

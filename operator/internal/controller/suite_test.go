@@ -37,6 +37,7 @@ import (
 	"github.com/tidemark/tidemark/operator/api/v1alpha1"
 	"github.com/tidemark/tidemark/operator/export"
 	"github.com/tidemark/tidemark/operator/internal/controller"
+	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/platform/objstore"
 	"github.com/tidemark/tidemark/platform/objstore/miniotest"
 	"github.com/tidemark/tidemark/platform/pg/pglocal"
@@ -238,21 +239,26 @@ func (b *bed) get(name string) (*v1alpha1.ExportJob, error) {
 // waitFor polls the job until cond holds and returns it; it fails the test after timeout.
 func (b *bed) waitFor(name string, timeout time.Duration, what string, cond func(*v1alpha1.ExportJob) bool) *v1alpha1.ExportJob {
 	b.t.Helper()
-	deadline := time.Now().Add(timeout)
-	var last *v1alpha1.ExportJob
-	for {
-		job, err := b.get(name)
-		if err == nil && cond(job) {
-			return job
+	var (
+		last *v1alpha1.ExportJob
+		err  error
+		held bool
+	)
+	defer func() { // Eventually's Fatalf runs this on its way out: say what the job looked like.
+		if !held {
+			b.t.Logf("job %s: last status %+v (err %v)", name, statusOf(last), err)
 		}
-		if err == nil {
-			last = job
+	}()
+	kittest.Eventually(b.t, timeout, "job "+name+": "+what, func() bool {
+		var job *v1alpha1.ExportJob
+		if job, err = b.get(name); err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			b.t.Fatalf("job %s: timed out after %s waiting for %s; last status %+v (err %v)", name, timeout, what, statusOf(last), err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		last = job
+		return cond(job)
+	})
+	held = true
+	return last
 }
 
 func statusOf(job *v1alpha1.ExportJob) any {
@@ -270,17 +276,10 @@ func (b *bed) waitPhase(name string, phase v1alpha1.Phase, timeout time.Duration
 // waitGone waits until the job no longer exists.
 func (b *bed) waitGone(name string, timeout time.Duration) {
 	b.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	kittest.Eventually(b.t, timeout, "job "+name+" to be gone", func() bool {
 		_, err := b.get(name)
-		if apierrors.IsNotFound(err) {
-			return
-		}
-		if time.Now().After(deadline) {
-			b.t.Fatalf("job %s still exists after %s (err %v)", name, timeout, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return apierrors.IsNotFound(err)
+	})
 }
 
 // poke makes the operator look at the job now (after the test clock moved) by touching an

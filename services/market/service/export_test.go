@@ -20,6 +20,7 @@ import (
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/exportstream"
+	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/services/market/postgres"
 )
 
@@ -367,7 +368,7 @@ func TestExportStopsReadingWhenTheClientLeaves(t *testing.T) {
 		t.Fatal("no export session while the export streams")
 	}
 	resp.Body.Close() // unread: the connection is closed
-	waitFor(t, 10*time.Second, func() bool { return sessions() == 0 })
+	kittest.Eventually(t, 10*time.Second, "the export sessions to end", func() bool { return sessions() == 0 })
 }
 
 // copyFills writes n fills of SOL-PERP, two per second from ts, straight into the fills table as

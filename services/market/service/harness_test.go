@@ -6,7 +6,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
@@ -48,11 +47,6 @@ func (s *stack) get(t *testing.T, path string) *httptest.ResponseRecorder {
 func (s *stack) getJSON(t *testing.T, path string, status int, into any) {
 	t.Helper()
 	s.GetJSON(t, path, status, into)
-}
-
-func waitFor(t *testing.T, d time.Duration, cond func() bool) {
-	t.Helper()
-	kittest.Eventually(t, d, "the condition", cond)
 }
 
 // ---- event builders: the kit's ----

@@ -41,7 +41,7 @@ func TestCandlesFromTheMarketService(t *testing.T) {
 	s.Ingest(t, kittest.Encode(t, events.TopicFills, kittest.Fill(kittest.SOLPerp, bucket+1, 1, 150_000_000, 1_000_000_000, 149_500_000))...)
 	// The edge starts after the market published that fill's changes (one per resolution): they are
 	// in the snapshot, not in what the edge reads.
-	wstest.Eventually(t, 30*time.Second, "the first fill's candle changes published", func() bool {
+	kittest.Eventually(t, 30*time.Second, "the first fill's candle changes published", func() bool {
 		ends, err := s.Kafka.EndOffsets(ctx, events.TopicEdgeCandles)
 		var n int64
 		for _, off := range ends[events.TopicEdgeCandles] {

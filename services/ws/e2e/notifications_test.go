@@ -38,7 +38,7 @@ func TestNotificationsSeqOfAFreshReplica(t *testing.T) {
 		s.Ingest(t, settle(id)...)
 	}
 	// They are on the topic before the replica starts: it reads from the end and never sees them.
-	wstest.Eventually(t, 30*time.Second, "the notifications published", func() bool {
+	kittest.Eventually(t, 30*time.Second, "the notifications published", func() bool {
 		ends, err := s.Kafka.EndOffsets(ctx, events.TopicEdgeNotifications)
 		var n int64
 		for _, off := range ends[events.TopicEdgeNotifications] {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidemark/tidemark/platform/kit/kittest"
+
 	"github.com/gorilla/websocket"
 
 	"github.com/tidemark/tidemark/platform/events"
@@ -65,7 +67,7 @@ func TestExistingClients(t *testing.T) {
 	}
 	p.Produce(events.TopicEdgePricing, "pricing", wstest.Pricing(solPerp, 0, "153000000", 102))
 	c.Quiet(100 * time.Millisecond)
-	wstest.Eventually(t, 5*time.Second, "no subscriptions left", func() bool { return e.Metric(t, "ws_subscriptions") == 0 })
+	kittest.Eventually(t, 5*time.Second, "no subscriptions left", func() bool { return e.Metric(t, "ws_subscriptions") == 0 })
 }
 
 // TestUnsubscribeTakesBackQueuedMessages: messages of a channel still queued when its unsubscribe is
@@ -153,7 +155,7 @@ func TestSlowClient(t *testing.T) {
 		}
 		p.Produce(events.TopicEdgePricing, "pricing", kvs...)
 		// The fast clients keep up: the next batch waits until every one has this one.
-		wstest.Eventually(t, 20*time.Second, "every fast client has the batch", func() bool {
+		kittest.Eventually(t, 20*time.Second, "every fast client has the batch", func() bool {
 			for i := range got {
 				if got[i].Load() < int32((b+1)*batch) && !t.Failed() {
 					return false
@@ -166,8 +168,8 @@ func TestSlowClient(t *testing.T) {
 	if t.Failed() {
 		t.FailNow()
 	}
-	wstest.Eventually(t, 10*time.Second, "the slow client's overflow", func() bool { return e.Metric(t, "ws_queue_overflows_total") == 1 })
-	wstest.Eventually(t, 10*time.Second, "the slow client gone", func() bool { return e.Hub().Connections() == fast })
+	kittest.Eventually(t, 10*time.Second, "the slow client's overflow", func() bool { return e.Metric(t, "ws_queue_overflows_total") == 1 })
+	kittest.Eventually(t, 10*time.Second, "the slow client gone", func() bool { return e.Hub().Connections() == fast })
 	// Reading now, it finds the end: the close frame with the reason when it got through.
 	code, reason := slow.CloseCode(10 * time.Second)
 	if code != websocket.CloseAbnormalClosure && (code != hub.ClosePolicy || !strings.Contains(reason, "queue overflow")) {
@@ -219,7 +221,7 @@ func TestResume(t *testing.T) {
 	}
 	p.Produce(events.TopicEdgeMarkets, "markets", wstest.MarketSummary(solPerp, 0, "2"), wstest.MarketSummary("ETH-PERP", 2, "3"))
 	// Every message so far: candles 1 and 2, five pairs of candles and the two summaries.
-	wstest.Eventually(t, 10*time.Second, "the missed changes applied", func() bool { return e.Metric(t, "ws_edge_messages_total") >= 14 })
+	kittest.Eventually(t, 10*time.Second, "the missed changes applied", func() bool { return e.Metric(t, "ws_edge_messages_total") >= 14 })
 
 	c = wstest.Dial(t, e.URL)
 	c.Send(fmt.Sprintf(sub, fmt.Sprintf(`,"since":%d`, last)))
@@ -255,7 +257,7 @@ func TestResume(t *testing.T) {
 		p.Produce(events.TopicEdgeCandles, "candle", candle(i))
 	}
 	// Those 14, candle 8 and these 30: the newest must be applied before the edge is asked for it.
-	wstest.Eventually(t, 10*time.Second, "the changes applied", func() bool { return e.Metric(t, "ws_edge_messages_total") >= 45 })
+	kittest.Eventually(t, 10*time.Second, "the changes applied", func() bool { return e.Metric(t, "ws_edge_messages_total") >= 45 })
 	c2 := wstest.Dial(t, e.URL)
 	c2.Send(fmt.Sprintf(sub, fmt.Sprintf(`,"since":%d`, last)))
 	if ack := c2.Expect("subscription", ""); ack.Resumed == nil || *ack.Resumed {
@@ -304,7 +306,7 @@ func TestShutdownAndFailover(t *testing.T) {
 	for _, c := range conns {
 		seq = c.Expect("update", "").Seq
 	}
-	wstest.Eventually(t, 10*time.Second, "the second replica has the change", func() bool {
+	kittest.Eventually(t, 10*time.Second, "the second replica has the change", func() bool {
 		return second.Metric(t, "ws_edge_messages_total") == 1
 	})
 
@@ -360,7 +362,7 @@ func TestReadiness(t *testing.T) {
 		_, _ = fmt.Fprint(&b, mustRead(t, resp))
 		return resp.StatusCode, b.String()
 	}
-	wstest.Eventually(t, 10*time.Second, "the stats snapshot to fail", func() bool {
+	kittest.Eventually(t, 10*time.Second, "the stats snapshot to fail", func() bool {
 		code, body := readyz()
 		return code == http.StatusServiceUnavailable && strings.Contains(body, "snapshot stats markets") && strings.Contains(body, "503")
 	})
@@ -368,7 +370,7 @@ func TestReadiness(t *testing.T) {
 	c.Send(`{"type":"subscribe","channelType":"markets"}`)
 	time.Sleep(300 * time.Millisecond)
 	statsUp.Store(true)
-	wstest.Eventually(t, 20*time.Second, "ready", func() bool { code, _ := readyz(); return code == http.StatusOK })
+	kittest.Eventually(t, 20*time.Second, "ready", func() bool { code, _ := readyz(); return code == http.StatusOK })
 	c.Expect("subscription", "markets:summary")
 	if got := fmt.Sprint(symbolsOf(t, c.Expect("init", "markets:summary").Data)); got != "[SOL-PERP@5]" {
 		t.Errorf("init after the warm-up = %s", got)

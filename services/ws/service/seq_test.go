@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidemark/tidemark/platform/kit/kittest"
+
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/mesh"
 	"github.com/tidemark/tidemark/services/market"
@@ -67,7 +69,7 @@ func TestSeqAcrossReplicas(t *testing.T) {
 	// A notification of alice reaches both replicas before anyone subscribes: they know her channel.
 	p.Produce(events.TopicEdgeNotifications, "notification", wstest.Notification(alice, "n13", "first"))
 	for i, e := range replicas {
-		wstest.Eventually(t, 10*time.Second, fmt.Sprintf("replica %d has the notification", i), func() bool {
+		kittest.Eventually(t, 10*time.Second, fmt.Sprintf("replica %d has the notification", i), func() bool {
 			return e.Metric(t, "ws_edge_messages_total") >= 1
 		})
 		conns[i].Send(`{"type":"subscribe","channelType":"notifications","authority":"` + alice + `"}`)
@@ -131,7 +133,7 @@ func TestSeqAcrossReplicas(t *testing.T) {
 	// resumes on the second replica from 43.
 	conns[0].Close()
 	produce(rounds)
-	wstest.Eventually(t, 10*time.Second, "the second replica has the last round", func() bool {
+	kittest.Eventually(t, 10*time.Second, "the second replica has the last round", func() bool {
 		return replicas[1].Metric(t, "ws_edge_messages_total") >= float64(1+(rounds+1)*perMessage)
 	})
 	c := wstest.Dial(t, replicas[1].URL)

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidemark/tidemark/platform/kit/kittest"
+
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/services/ws/wstest"
 )
@@ -30,7 +32,7 @@ func TestReplayWindowAndSweep(t *testing.T) {
 	p.Produce(events.TopicEdgeNotifications, "notification", wstest.Notification(alice, "n1", "missed"),
 		wstest.Notification(bob, "n2", "seen"))
 	c.Expect("update", "notifications:"+bob)
-	wstest.Eventually(t, 10*time.Second, "alice's channel let go", func() bool { return e.Hub().Channels() == base-1 })
+	kittest.Eventually(t, 10*time.Second, "alice's channel let go", func() bool { return e.Hub().Channels() == base-1 })
 
 	r := wstest.Dial(t, e.URL)
 	r.Send(fmt.Sprintf(`{"type":"subscribe","channelType":"notifications","authority":%q,"since":%d}`, alice, seq))

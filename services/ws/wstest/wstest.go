@@ -88,7 +88,7 @@ func Start(tb testing.TB, kc kafka.Config, cfg service.Config, wait bool) *Edge 
 		internal.Close()
 	})
 	if wait {
-		Eventually(tb, 30*time.Second, "the edge is ready", func() bool { return e.Ready() == nil })
+		kittest.Eventually(tb, 30*time.Second, "the edge is ready", func() bool { return e.Ready() == nil })
 	}
 	return e
 }
@@ -134,18 +134,6 @@ func value(m *dto.Metric) float64 {
 		return float64(m.Histogram.GetSampleCount())
 	}
 	return 0
-}
-
-// Eventually waits for cond, polling, failing the test after d.
-func Eventually(tb testing.TB, d time.Duration, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // Msg is a server message, checked against the AsyncAPI document.
