@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
 
 	"github.com/gorilla/websocket"
@@ -398,33 +399,10 @@ func TestSteadySlowReader(t *testing.T) {
 	cfg := snapshots{pricing: []wstest.KV{wstest.Pricing(solPerp, 0, "1", 1)}}.serve(t)
 	cfg.Hub.SocketBuffer = 8 << 10
 	e := wstest.Start(t, kc, cfg, true)
-	dialer := *websocket.DefaultDialer
-	dialer.NetDial = func(network, addr string) (net.Conn, error) {
-		conn, err := net.Dial(network, addr)
-		if err == nil {
-			_ = conn.(*net.TCPConn).SetReadBuffer(64 << 10)
-		}
-		return conn, err
-	}
-	c, resp, err := dialer.Dial(e.URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	defer c.Close()
-	if err := c.WriteMessage(websocket.TextMessage, []byte(`{"type":"subscribe","channelType":"pricing"}`)); err != nil {
-		t.Fatal(err)
-	}
+	c := dialPricing(t, e.URL, 64<<10)
 	const n = 200
-	p := wstest.NewProducer(t, kc)
 	pad := strings.Repeat("s", 6000) // frames larger than the socket holds: writes end mid-frame
-	kvs := make([]wstest.KV, n)
-	for i := range kvs {
-		kv := wstest.Pricing(solPerp, 0, fmt.Sprint(i), int64(i))
-		kv.Value.(map[string]any)["pad"] = pad
-		kvs[i] = kv
-	}
-	p.Produce(events.TopicEdgePricing, "pricing", kvs...)
+	producePricing(t, kc, n, pad)
 	next := 0
 	_ = c.SetReadDeadline(time.Now().Add(60 * time.Second))
 	for next < n {
@@ -468,32 +446,10 @@ func TestOverflowCloseReachesAReader(t *testing.T) {
 	cfg.Hub.QueueSize = 64
 	cfg.Hub.SocketBuffer = 16 << 10
 	e := wstest.Start(t, kc, cfg, true)
-	dialer := *websocket.DefaultDialer
-	dialer.NetDial = func(network, addr string) (net.Conn, error) {
-		conn, err := net.Dial(network, addr)
-		if err == nil {
-			_ = conn.(*net.TCPConn).SetReadBuffer(16 << 10)
-		}
-		return conn, err
-	}
-	c, resp, err := dialer.Dial(e.URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	defer c.Close()
-	if err := c.WriteMessage(websocket.TextMessage, []byte(`{"type":"subscribe","channelType":"pricing"}`)); err != nil {
-		t.Fatal(err)
-	}
-	p := wstest.NewProducer(t, kc)
+	c := dialPricing(t, e.URL, 16<<10)
+	const n = 300
 	pad := strings.Repeat("o", 5000)
-	kvs := make([]wstest.KV, 300)
-	for i := range kvs {
-		kv := wstest.Pricing(solPerp, 0, fmt.Sprint(i), int64(i))
-		kv.Value.(map[string]any)["pad"] = pad
-		kvs[i] = kv
-	}
-	p.Produce(events.TopicEdgePricing, "pricing", kvs...)
+	producePricing(t, kc, n, pad)
 	_ = c.SetReadDeadline(time.Now().Add(15 * time.Second))
 	next := 0
 	for {
@@ -524,8 +480,45 @@ func TestOverflowCloseReachesAReader(t *testing.T) {
 		next++
 		time.Sleep(5 * time.Millisecond)
 	}
-	if next >= len(kvs) {
+	if next >= n {
 		t.Fatalf("all %d updates arrived: the queue never overflowed", next)
 	}
 	t.Logf("%d updates, then the close frame", next)
+}
+
+// dialPricing connects to the edge at url with a socket read buffer of readBuffer bytes, so that a
+// client that reads slowly fills it soon, and subscribes to pricing. The connection closes with the
+// test.
+func dialPricing(t *testing.T, url string, readBuffer int) *websocket.Conn {
+	t.Helper()
+	dialer := *websocket.DefaultDialer
+	dialer.NetDial = func(network, addr string) (net.Conn, error) {
+		conn, err := net.Dial(network, addr)
+		if err == nil {
+			_ = conn.(*net.TCPConn).SetReadBuffer(readBuffer)
+		}
+		return conn, err
+	}
+	c, resp, err := dialer.Dial(url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	t.Cleanup(func() { c.Close() })
+	if err := c.WriteMessage(websocket.TextMessage, []byte(`{"type":"subscribe","channelType":"pricing"}`)); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// producePricing publishes n pricing updates of SOL-PERP, the i-th at price i, each padded with pad.
+func producePricing(t *testing.T, kc kafka.Config, n int, pad string) {
+	t.Helper()
+	kvs := make([]wstest.KV, n)
+	for i := range kvs {
+		kv := wstest.Pricing(solPerp, 0, fmt.Sprint(i), int64(i))
+		kv.Value.(map[string]any)["pad"] = pad
+		kvs[i] = kv
+	}
+	wstest.NewProducer(t, kc).Produce(events.TopicEdgePricing, "pricing", kvs...)
 }
