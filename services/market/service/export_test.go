@@ -305,28 +305,37 @@ func TestExportRejects(t *testing.T) {
 	}
 }
 
-// TestExportAbortsWhenTheDatabaseFails kills the export's database session mid-stream: the client
-// must see a body that ends in an error and no record count, never a clean short file.
-func TestExportAbortsWhenTheDatabaseFails(t *testing.T) {
-	s := startStack(t)
+// startLargeExport stores a day of SOL-PERP fills, far more than the socket buffers between the
+// database, the handler and the client hold, requests their export and reads its start: the export's
+// database session is then mid-stream. The caller closes the body.
+func startLargeExport(t *testing.T, s *stack) *http.Response {
+	t.Helper()
 	srv := exportServer(t, s)
 	from := at("2026-11-01T00:00:00Z")
-	// Far more than the socket buffers between the database, the handler and the client hold.
 	copyFills(t, s.Pool, from, 40_000)
-
 	resp, err := srv.Client().Get(fmt.Sprintf("%s/internal/exports/market-trades?from=%d&to=%d&market=SOL-PERP&accounts=%s", srv.URL, from, from+86400, key(2)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
 		t.Fatalf("status %d", resp.StatusCode)
 	}
 	if _, err := io.ReadFull(resp.Body, make([]byte, 64<<10)); err != nil {
+		resp.Body.Close()
 		t.Fatalf("read the start of the export: %v", err)
 	}
+	return resp
+}
+
+// TestExportAbortsWhenTheDatabaseFails kills the export's database session mid-stream: the client
+// must see a body that ends in an error and no record count, never a clean short file.
+func TestExportAbortsWhenTheDatabaseFails(t *testing.T) {
+	s := startStack(t)
+	resp := startLargeExport(t, s)
+	defer resp.Body.Close()
 	var killed bool
-	err = s.Pool.QueryRow(context.Background(), `SELECT coalesce(bool_or(pg_terminate_backend(pid)), false) FROM pg_stat_activity
+	err := s.Pool.QueryRow(context.Background(), `SELECT coalesce(bool_or(pg_terminate_backend(pid)), false) FROM pg_stat_activity
 		WHERE pid <> pg_backend_pid() AND query LIKE 'SELECT record FROM "market"."fills"%'`).Scan(&killed)
 	if err != nil || !killed {
 		t.Fatalf("terminate the export's session: %v (found: %v)", err, killed)
@@ -344,17 +353,7 @@ func TestExportAbortsWhenTheDatabaseFails(t *testing.T) {
 // export's database session must end then, not after reading every remaining row.
 func TestExportStopsReadingWhenTheClientLeaves(t *testing.T) {
 	s := startStack(t)
-	srv := exportServer(t, s)
-	from := at("2026-11-01T00:00:00Z")
-	copyFills(t, s.Pool, from, 40_000)
-
-	resp, err := srv.Client().Get(fmt.Sprintf("%s/internal/exports/market-trades?from=%d&to=%d&market=SOL-PERP&accounts=%s", srv.URL, from, from+86400, key(2)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.ReadFull(resp.Body, make([]byte, 64<<10)); err != nil {
-		t.Fatalf("read the start of the export: %v", err)
-	}
+	resp := startLargeExport(t, s)
 	sessions := func() int {
 		var n int
 		err := s.Pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
