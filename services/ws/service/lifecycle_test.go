@@ -410,21 +410,8 @@ func TestSteadySlowReader(t *testing.T) {
 		if err != nil {
 			t.Fatalf("after %d updates: %v", next, err)
 		}
-		var m struct {
-			Type string `json:"type"`
-			Data []struct {
-				Price string `json:"price"`
-				Pad   string `json:"pad"`
-			} `json:"data"`
-		}
-		if err := json.Unmarshal(b, &m); err != nil {
-			t.Fatalf("a broken message after %d updates: %v", next, err)
-		}
-		if m.Type != "update" {
+		if !isPricingUpdate(t, b, next, pad) {
 			continue
-		}
-		if len(m.Data) != 1 || m.Data[0].Price != fmt.Sprint(next) || m.Data[0].Pad != pad {
-			t.Fatalf("update %d: %.80s", next, b)
 		}
 		next++
 		time.Sleep(2 * time.Millisecond) // slower than the messages come
@@ -461,21 +448,8 @@ func TestOverflowCloseReachesAReader(t *testing.T) {
 			}
 			break
 		}
-		var m struct {
-			Type string `json:"type"`
-			Data []struct {
-				Price string `json:"price"`
-				Pad   string `json:"pad"`
-			} `json:"data"`
-		}
-		if err := json.Unmarshal(b, &m); err != nil {
-			t.Fatalf("a broken message after %d updates: %v", next, err)
-		}
-		if m.Type != "update" {
+		if !isPricingUpdate(t, b, next, pad) {
 			continue
-		}
-		if len(m.Data) != 1 || m.Data[0].Price != fmt.Sprint(next) || m.Data[0].Pad != pad {
-			t.Fatalf("update %d: %.80s", next, b)
 		}
 		next++
 		time.Sleep(5 * time.Millisecond)
@@ -521,4 +495,27 @@ func producePricing(t *testing.T, kc kafka.Config, n int, pad string) {
 		kvs[i] = kv
 	}
 	wstest.NewProducer(t, kc).Produce(events.TopicEdgePricing, "pricing", kvs...)
+}
+
+// isPricingUpdate reports whether b, read after next updates of producePricing's, is an update (the
+// acknowledgement and the init are not); an update must be whole and the next in order.
+func isPricingUpdate(t *testing.T, b []byte, next int, pad string) bool {
+	t.Helper()
+	var m struct {
+		Type string `json:"type"`
+		Data []struct {
+			Price string `json:"price"`
+			Pad   string `json:"pad"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("a broken message after %d updates: %v", next, err)
+	}
+	if m.Type != "update" {
+		return false
+	}
+	if len(m.Data) != 1 || m.Data[0].Price != fmt.Sprint(next) || m.Data[0].Pad != pad {
+		t.Fatalf("update %d: %.80s", next, b)
+	}
+	return true
 }
