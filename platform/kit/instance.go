@@ -115,6 +115,12 @@ func Start(ctx context.Context, svc Service, rt Runtime, set Settings) (*Instanc
 	if err := set.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: settings: %w", svc.Name, err)
 	}
+	if svc.Config != nil {
+		svc.Config.SetDefaults()
+		if err := svc.Config.Validate(); err != nil {
+			return nil, fmt.Errorf("%s: configuration: %w", svc.Name, err)
+		}
+	}
 	if rt.Now == nil {
 		rt.Now = time.Now
 	}

@@ -40,16 +40,19 @@ type Service struct {
 	// Publishes are the edge topics the service writes through its outbox.
 	Publishes []string
 	// Config is the service's own configuration, read from the environment with the kit's before
-	// anything is built, and validated with it; nil when it has none.
+	// anything is built (Run), or given in code (Start); on either path its zero fields take their
+	// defaults and it is validated before Build. nil when it has none.
 	Config Config
 	// Build makes the service's parts, once its configuration is read and its schema migrated.
 	Build func(d Deps) (Parts, error)
 }
 
 // Config is a component's configuration: RegisterEnv sets every field from its TIDEMARK_* variable
-// (the default when unset), and Validate reports every value out of range, naming its variable.
+// (the default when unset), SetDefaults sets every field left zero to that same default, and
+// Validate reports every value out of range, naming its variable.
 type Config interface {
 	RegisterEnv(e *app.Env)
+	SetDefaults()
 	Validate() error
 }
 

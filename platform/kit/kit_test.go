@@ -2,6 +2,7 @@ package kit_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -20,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/tidemark/tidemark/platform/app"
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/exportstream"
 	"github.com/tidemark/tidemark/platform/httpapi"
@@ -528,7 +530,9 @@ func TestStartValidatesSettings(t *testing.T) {
 		{"export concurrency", kit.Settings{Export: series.ExportConfig{Concurrency: 65}}, "TIDEMARK_EXPORT_CONCURRENCY"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := kit.Start(context.Background(), toy("settings"), rt, tc.set)
+			svc := toy("settings")
+			svc.Config = &window{}
+			_, err := kit.Start(context.Background(), svc, rt, tc.set)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("Start: %v", err)
@@ -537,4 +541,55 @@ func TestStartValidatesSettings(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStartValidatesTheServiceConfig: a service's own configuration given in code takes its defaults
+// and is validated before Build, as one read from the environment is.
+func TestStartValidatesTheServiceConfig(t *testing.T) {
+	pool := pgtest.NewPool(t, pgServer)
+	rt := kit.Runtime{Pool: pool, Kafka: kafka.Config{Brokers: []string{"127.0.0.1:1"}}, PageKey: kittest.PageKey}
+	for _, tc := range []struct {
+		name string
+		cfg  window
+		want string // "" for none
+	}{
+		{"zero takes the default", window{}, ""},
+		{"in range", window{Window: time.Hour}, ""},
+		{"out of range", window{Window: -time.Second}, "TIDEMARK_TOY_WINDOW"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			svc := toy("configured")
+			svc.Config = &cfg
+			var built window
+			build := svc.Build
+			svc.Build = func(d kit.Deps) (kit.Parts, error) {
+				built = cfg
+				return build(d)
+			}
+			_, err := kit.Start(context.Background(), svc, rt, kit.Settings{})
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("Start: %v", err)
+			case tc.want == "" && built.Window != cmp.Or(tc.cfg.Window, defaultWindow):
+				t.Fatalf("Build saw %v, want %v", built.Window, cmp.Or(tc.cfg.Window, defaultWindow))
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("Start = %v, want an error naming %s", err, tc.want)
+			}
+		})
+	}
+}
+
+// window is a toy service's configuration.
+type window struct{ Window time.Duration }
+
+const defaultWindow = 15 * time.Minute
+
+func (w *window) RegisterEnv(e *app.Env) { w.Window = e.Duration("TOY_WINDOW", defaultWindow) }
+func (w *window) SetDefaults()           { w.Window = cmp.Or(w.Window, defaultWindow) }
+func (w window) Validate() error {
+	if w.Window <= 0 {
+		return fmt.Errorf("%sTOY_WINDOW must be positive, got %s", app.EnvPrefix, w.Window)
+	}
+	return nil
 }

@@ -31,6 +31,9 @@ func (c *Config) RegisterEnv(e *app.Env) {
 	c.RawRetention = e.Duration("AMM_RAW_RETENTION", DefaultRawRetention)
 }
 
+// SetDefaults sets a zero retention to DefaultRawRetention.
+func (c *Config) SetDefaults() { c.RawRetention = cmp.Or(c.RawRetention, DefaultRawRetention) }
+
 // Validate reports a retention out of range, naming its variable: a day at least (partitions are
 // daily), ten years at most.
 func (c Config) Validate() error {
@@ -48,7 +51,7 @@ func Service(cfg Config) kit.Service {
 		Prefixes:   []string{"/amm/"},
 		Config:     &cfg,
 		Build: func(d kit.Deps) (kit.Parts, error) {
-			retention := cmp.Or(cfg.RawRetention, DefaultRawRetention)
+			retention := cfg.RawRetention
 			store := postgres.NewStore(d.Pool, d.Schema)
 			return kit.Parts{
 				Sinks:  postgres.NewIngest(d.Schema, retention, d.Now).Sinks(),

@@ -4,6 +4,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -66,6 +67,11 @@ func (c *Config) RegisterEnv(e *app.Env) {
 	c.S3.SecretKey = e.String("S3_SECRET_KEY", "")
 	c.S3.UseTLS = e.Bool("S3_TLS", false)
 	c.S3.PublicURL = e.String("S3_PUBLIC_URL", "")
+}
+
+// SetDefaults sets a zero MaxUnfinishedExports to its default; the cluster settings have none.
+func (c *Config) SetDefaults() {
+	c.MaxUnfinishedExports = cmp.Or(c.MaxUnfinishedExports, authority.DefaultMaxUnfinished)
 }
 
 // Validate reports every value out of range, naming its variable.

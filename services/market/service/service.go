@@ -35,6 +35,9 @@ func (c *Config) RegisterEnv(e *app.Env) {
 	c.EdgeWindow = e.Duration("MARKET_EDGE_WINDOW", DefaultEdgeWindow)
 }
 
+// SetDefaults sets a zero edge window to DefaultEdgeWindow.
+func (c *Config) SetDefaults() { c.EdgeWindow = cmp.Or(c.EdgeWindow, DefaultEdgeWindow) }
+
 // Validate reports an edge window out of range, naming its variable.
 func (c Config) Validate() error {
 	if c.EdgeWindow <= 0 || c.EdgeWindow > 7*24*time.Hour {
@@ -53,7 +56,7 @@ func Service(cfg Config) kit.Service {
 		Config:     &cfg,
 		Build: func(d kit.Deps) (kit.Parts, error) {
 			store := postgres.NewStore(d.Pool, d.Schema)
-			in := postgres.NewIngest(d.Schema, cmp.Or(cfg.EdgeWindow, DefaultEdgeWindow), d.Now)
+			in := postgres.NewIngest(d.Schema, cfg.EdgeWindow, d.Now)
 			return kit.Parts{
 				Sinks:  in.Sinks(),
 				Series: Series(store),

@@ -4,6 +4,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -64,17 +65,13 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-func (c Config) withDefaults() Config {
-	if c.AuthWindow == 0 {
-		c.AuthWindow = notify.DefaultWindow
-	}
+// SetDefaults sets every field left zero to its default, the one RegisterEnv gives it.
+func (c *Config) SetDefaults() {
+	c.AuthWindow = cmp.Or(c.AuthWindow, notify.DefaultWindow)
 	if c.FundingMinimum == 0 {
 		c.FundingMinimum, _ = parseUSDC(DefaultFundingMinimum)
 	}
-	if c.EdgeWindow == 0 {
-		c.EdgeWindow = DefaultEdgeWindow
-	}
-	return c
+	c.EdgeWindow = cmp.Or(c.EdgeWindow, DefaultEdgeWindow)
 }
 
 // parseUSDC reads a decimal USDC amount into quote units (1e6).
@@ -98,10 +95,10 @@ const (
 	pendingEvery = 5 * time.Second
 )
 
-// Service declares the notify service with cfg; zero values take the defaults. When the kit runs it
-// as a process, the environment sets every value (RegisterEnv).
+// Service declares the notify service with cfg; zero values take the defaults (SetDefaults, which
+// the kit applies). When the kit runs it as a process, the environment sets every value (RegisterEnv).
 func Service(cfg Config) kit.Service {
-	conf := cfg.withDefaults()
+	conf := cfg
 	return kit.Service{
 		Name:       "notify",
 		Migrations: postgres.Migrations(),
