@@ -74,10 +74,8 @@ func (c *Consumer) session(ctx context.Context, gen *kafkago.Generation, in chan
 			}
 			c.setDB(err)
 			c.logger.Warn("cannot read the stored offsets; retrying", "err", err, "retry_in", backoff)
-			select {
-			case <-ctx.Done():
+			if !pause(ctx, backoff) {
 				return
-			case <-time.After(backoff):
 			}
 			backoff = min(2*backoff, c.cfg.MaxBackoff)
 			continue
@@ -139,10 +137,8 @@ func (c *Consumer) fetchPartition(ctx context.Context, tp topicPartition, from p
 				return
 			}
 			c.logger.Warn("kafka fetch failed", "topic", tp.topic, "partition", tp.partition, "err", err, "retry_in", backoff)
-			select {
-			case <-ctx.Done():
+			if !pause(ctx, backoff) {
 				return
-			case <-time.After(backoff):
 			}
 			backoff = min(2*backoff, c.cfg.MaxBackoff)
 			continue
@@ -153,5 +149,17 @@ func (c *Consumer) fetchPartition(ctx context.Context, tp topicPartition, from p
 		case <-ctx.Done():
 			return
 		}
+	}
+}
+
+// pause waits d, or less if ctx ends first; it reports whether ctx is still live.
+func pause(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }

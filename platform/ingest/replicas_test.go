@@ -1,7 +1,6 @@
 package ingest_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/tidemark/tidemark/platform/ingest"
 	"github.com/tidemark/tidemark/platform/kafka"
+	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/platform/pg/pgtest"
 )
@@ -65,12 +65,7 @@ func runReplica() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	go func() {
-		for c.Ready() != nil {
-			time.Sleep(20 * time.Millisecond)
-		}
-		fmt.Println("ready")
-	}()
+	kittest.AnnounceReady(c.Ready)
 	if err := c.Run(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -82,39 +77,7 @@ func runReplica() int {
 // until it has joined the group.
 func startReplicaProcess(tb testing.TB, name, dbURL string, kc kafka.Config) *exec.Cmd {
 	tb.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), replicaEnv+"="+name, replicaDBEnv+"="+dbURL, replicaKafkaEnv+"="+strings.Join(kc.Brokers, ","))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	ready := make(chan bool, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if sc.Text() == "ready" {
-				ready <- true
-			}
-		}
-		close(ready)
-	}()
-	select {
-	case ok := <-ready:
-		if !ok {
-			tb.Fatalf("replica %s exited before it was ready", name)
-		}
-	case <-time.After(time.Minute):
-		tb.Fatalf("replica %s not ready within a minute", name)
-	}
-	return cmd
+	return kittest.StartProcess(tb, name, replicaEnv+"="+name, replicaDBEnv+"="+dbURL, replicaKafkaEnv+"="+strings.Join(kc.Brokers, ","))
 }
 
 // TestReplicasShareAGroup runs replicas of one consumer in one group under continuous production:

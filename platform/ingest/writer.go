@@ -128,10 +128,7 @@ func (c *Consumer) writeRetrying(ctx context.Context, span trace.Span, dlq *kafk
 			c.setDB(err)
 			c.metrics.retries.Inc()
 			c.logger.Warn("batch failed; retrying", "err", err, "messages", len(b.items), "attempt", attempt, "retry_in", backoff)
-			select {
-			case <-ctx.Done():
-			case <-time.After(backoff):
-			}
+			pause(ctx, backoff)
 		}
 		if ctx.Err() != nil {
 			span.SetStatus(codes.Error, "not committed before shutdown")

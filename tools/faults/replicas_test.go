@@ -1,7 +1,6 @@
 package faults_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -68,12 +67,7 @@ func runReplica() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	go func() {
-		for r.inst.Ready() != nil {
-			time.Sleep(20 * time.Millisecond)
-		}
-		fmt.Println("ready")
-	}()
+	kittest.AnnounceReady(r.inst.Ready)
 	<-ctx.Done()
 	if err := r.stop(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -86,40 +80,8 @@ func runReplica() int {
 // Postgres' application_name, and waits until it is ready.
 func startProcess(tb testing.TB, service, name, dbURL string, kc kafka.Config) *exec.Cmd {
 	tb.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), replicaEnv+"="+service, replicaNameEnv+"="+name, replicaDBEnv+"="+dbURL,
+	return kittest.StartProcess(tb, name, replicaEnv+"="+service, replicaNameEnv+"="+name, replicaDBEnv+"="+dbURL,
 		replicaKafkaEnv+"="+strings.Join(kc.Brokers, ","))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	ready := make(chan bool, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if sc.Text() == "ready" {
-				ready <- true
-			}
-		}
-		close(ready)
-	}()
-	select {
-	case ok := <-ready:
-		if !ok {
-			tb.Fatalf("replica %s exited before it was ready", name)
-		}
-	case <-time.After(2 * time.Minute):
-		tb.Fatalf("replica %s not ready within two minutes", name)
-	}
-	return cmd
 }
 
 // partitionOffsets reads the stored offset of every topic and partition of schema.
