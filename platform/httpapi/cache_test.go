@@ -12,27 +12,13 @@ import (
 	"time"
 
 	"github.com/tidemark/tidemark/platform/httpapi"
+	"github.com/tidemark/tidemark/platform/kit/kittest"
 )
 
-// fakeClock is a clock that moves only when told to.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
+// newClock is a clock that moves only when a test moves it.
+func newClock() *kittest.Clock {
+	return kittest.NewClock(time.Date(2026, 11, 19, 12, 0, 0, 0, time.UTC))
 }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-func newClock() *fakeClock { return &fakeClock{now: time.Date(2026, 11, 19, 12, 0, 0, 0, time.UTC)} }
 
 func TestSharedCache(t *testing.T) {
 	// The data clock is frozen, as in service tests: expiry follows the other clock, Options.Clock.

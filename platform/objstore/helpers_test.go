@@ -14,13 +14,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
+	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/platform/objstore"
 	"github.com/tidemark/tidemark/platform/objstore/miniotest"
 )
@@ -101,31 +101,13 @@ func mustMinioClient(tb testing.TB) *minio.Client {
 	return c
 }
 
-// fakeClock is a settable clock.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
-
 var testKey = []byte("0123456789abcdef0123456789abcdef")
 
 // localFixture is a Local store served by a test HTTP server under /downloads.
 type localFixture struct {
 	store *objstore.Local
 	dir   string
-	clock *fakeClock
+	clock *kittest.Clock
 	url   string // the server's root URL
 }
 
@@ -136,7 +118,7 @@ func newLocal(tb testing.TB) localFixture {
 		handler.ServeHTTP(w, r)
 	})))
 	tb.Cleanup(ts.Close)
-	clock := &fakeClock{t: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
+	clock := kittest.NewClock(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
 	dir := filepath.Join(tb.TempDir(), "exports")
 	store, err := objstore.NewLocal(objstore.LocalConfig{
 		Dir:     dir,

@@ -224,7 +224,7 @@ func TestSignaturePruning(t *testing.T) {
 	ctx := context.Background()
 	upkeep := postgres.NewUpkeep(h.Pool, postgres.NewIngest("notify", postgres.IngestConfig{}, h.clock.Now), h.clock.Now)
 	now := kittest.DefaultNow.Add(41 * time.Second)
-	h.clock.set(now)
+	h.clock.Set(now)
 	window := int64(notify.DefaultWindow / time.Second)
 	// A whole ts and one within its second: kept until ceil(ts + window) + 60, that is now+360 and
 	// now+361 (a record goes once that has passed).
@@ -241,7 +241,7 @@ func TestSignaturePruning(t *testing.T) {
 	}
 	prune := func(at int64, w time.Duration) int {
 		t.Helper()
-		h.clock.set(time.Unix(at, 0))
+		h.clock.Set(time.Unix(at, 0))
 		if _, err := upkeep.PruneSignatures(ctx, w); err != nil {
 			t.Fatal(err)
 		}
@@ -264,7 +264,7 @@ func TestSignaturePruning(t *testing.T) {
 		}
 		if tc.at-now.Unix() <= window {
 			// Still within the window: a replay is refused by the record.
-			h.clock.set(now)
+			h.clock.Set(now)
 			for _, hdr := range signed {
 				rec := h.do(t, http.MethodGet, "/notifications", nil, &hdr)
 				if msg, _ := errorOf(t, rec); rec.Code != http.StatusUnauthorized || !strings.Contains(msg, "already used") {
@@ -347,7 +347,7 @@ func TestDelegate(t *testing.T) {
 func TestClockWindow(t *testing.T) {
 	h := start(t)
 	now := kittest.DefaultNow.Add(17 * time.Second)
-	h.clock.set(now)
+	h.clock.Set(now)
 	window := int64(notify.DefaultWindow / time.Second)
 	for _, tc := range []struct {
 		offset int64
@@ -387,7 +387,7 @@ func TestClockWindow(t *testing.T) {
 	if rec := h.do(t, http.MethodGet, "/notifications", nil, &early); rec.Code != 401 {
 		t.Fatalf("early: %d", rec.Code)
 	}
-	h.clock.set(now.Add(31 * time.Second))
+	h.clock.Set(now.Add(31 * time.Second))
 	if rec := h.do(t, http.MethodGet, "/notifications", nil, &early); rec.Code != 200 {
 		t.Fatalf("the same message once the clock reached it: %d %s", rec.Code, rec.Body)
 	}
@@ -395,7 +395,7 @@ func TestClockWindow(t *testing.T) {
 
 // The window is the configured one.
 func TestConfiguredWindow(t *testing.T) {
-	clk := &clock{now: kittest.DefaultNow}
+	clk := kittest.NewClock(kittest.DefaultNow)
 	cfg := service.Config{Clock: clk.Now, AuthWindow: 30 * time.Second}
 	h := &harness{Stack: kittest.Start(t, pgServer, kittest.Options{}, service.Service(cfg)), clock: clk, cfg: cfg}
 	for offset, want := range map[int64]int{-30: 200, -31: 401, 30: 200, 31: 401} {

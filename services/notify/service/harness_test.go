@@ -9,10 +9,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
@@ -46,35 +44,17 @@ var (
 	aliceMain, aliceSub, bobMain = kittest.Key(2), kittest.Key(12), kittest.Key(3)
 )
 
-// clock is the verifier's clock, moved by tests.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	c.now = t
-	c.mu.Unlock()
-}
-
 // harness is a stack running the notify service, with the verifier on a clock of its own.
 type harness struct {
 	*kittest.Stack
-	clock *clock
+	clock *kittest.Clock // the verifier's clock, moved by tests
 	cfg   service.Config
 	seq   atomic.Int64
 }
 
 func start(t *testing.T) *harness {
 	t.Helper()
-	clk := &clock{now: kittest.DefaultNow}
+	clk := kittest.NewClock(kittest.DefaultNow)
 	cfg := service.Config{Clock: clk.Now}
 	return &harness{Stack: kittest.Start(t, pgServer, kittest.Options{}, service.Service(cfg)), clock: clk, cfg: cfg}
 }
