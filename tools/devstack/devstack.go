@@ -89,24 +89,36 @@ func (o *Options) defaults() {
 
 // declarations are the kit services' constructors by name: every service of the registry
 // (platform/mesh) has one here, which is how the dev stack, tools/deploy and the tests get its
-// declaration (the registry is data and imports no service).
-var declarations = map[string]func() kit.Service{
-	"market":    func() kit.Service { return market.Service(market.Config{}) },
-	"user":      user.Service,
-	"authority": func() kit.Service { return authority.Service(authority.Config{}) },
-	"notify":    func() kit.Service { return notify.Service(notify.Config{}) },
-	"amm":       func() kit.Service { return amm.Service(amm.Config{}) },
-	"stats":     stats.Service,
+// declaration (the registry is data and imports no service). Each takes what the dev stack hands
+// its services in place of a cluster's (zero: nothing, as in a cluster).
+var declarations = map[string]func(w wiring) kit.Service{
+	"market": func(wiring) kit.Service { return market.Service(market.Config{}) },
+	"user":   func(wiring) kit.Service { return user.Service() },
+	"authority": func(w wiring) kit.Service {
+		// The export API keeps its jobs in the dev stack's runner rather than a cluster.
+		return authority.Service(authority.Config{Exports: w.exports})
+	},
+	"notify": func(wiring) kit.Service { return notify.Service(notify.Config{}) },
+	"amm":    func(wiring) kit.Service { return amm.Service(amm.Config{}) },
+	"stats":  func(wiring) kit.Service { return stats.Service() },
 }
 
-// Services are what `make run` runs, in one process: the services of the registry, in its order. A
-// service of the registry without a declaration here is left out (tools/deploy.Mesh and the tests
-// report it).
-func Services() []kit.Service {
+// wiring is what the dev stack hands its services in place of a cluster's parts.
+type wiring struct {
+	exports *authority.Exports // export jobs in the runner, files in its folder; nil: a cluster's
+}
+
+// Services are what `make run` runs, in one process: the services of the registry, in its order,
+// declared as a cluster runs them. A service of the registry without a declaration here is left out
+// (tools/deploy.Mesh and the tests report it).
+func Services() []kit.Service { return services(wiring{}) }
+
+// services are the registry's services declared with w.
+func services(w wiring) []kit.Service {
 	var out []kit.Service
 	for _, d := range mesh.Of(mesh.Service) {
 		if declare, ok := declarations[d.Name]; ok {
-			out = append(out, declare())
+			out = append(out, declare(w))
 		}
 	}
 	return out
@@ -193,11 +205,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	for _, svc := range Services() {
-		// The export API keeps its jobs in the runner rather than a cluster.
-		if c, ok := svc.Config.(exportsConfig); ok {
-			c.UseExports(exports.jobs, exports.store)
-		}
+	for _, svc := range services(wiring{exports: &authority.Exports{Jobs: exports.jobs, Files: exports.store}}) {
 		inst, err := kit.Start(ctx, svc, rt, kit.Settings{})
 		if err != nil {
 			return fmt.Errorf("start %s: %w", svc.Name, err)

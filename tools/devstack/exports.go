@@ -28,12 +28,6 @@ type exportOptions struct {
 	logger   *slog.Logger
 }
 
-// exportsConfig is a service's configuration that can keep export jobs in the dev stack's runner and
-// their files in its store, rather than in a cluster and a bucket: the Authority service's.
-type exportsConfig interface {
-	UseExports(jobs export.Jobs, files objstore.Store)
-}
-
 // Exports are the dev stack's export jobs and the store holding their files.
 type Exports struct {
 	Jobs  export.Jobs

@@ -164,9 +164,3 @@ func Series(store *postgres.Store, schema string) []series.Series {
 			Record: series.LayoutOf[events.LPMintRedeem](), Check: wallet},
 	}
 }
-
-// UseExports keeps export jobs in jobs and their files in files instead of a cluster and a bucket:
-// the dev stack hands its runner and folder store so.
-func (c *Config) UseExports(jobs export.Jobs, files objstore.Store) {
-	c.Exports = &Exports{Jobs: jobs, Files: files}
-}
