@@ -19,16 +19,22 @@ var pgServer *pglocal.Server
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, &pgServer)) }
 
+// newCatalogue is a fresh database with an empty markets table in schema, and the catalogue on it.
+func newCatalogue(t *testing.T, schema string) (*pgxpool.Pool, markets.Table) {
+	t.Helper()
+	pool := pgtest.NewPool(t, pgServer)
+	if _, err := pool.Exec(context.Background(), `CREATE SCHEMA `+schema+`; CREATE TABLE `+schema+`.markets (
+		symbol text PRIMARY KEY, market_index int NOT NULL, market_type text NOT NULL, market_filter text NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	return pool, markets.In(schema)
+}
+
 // TestCatalogue: recorded markets are found, a market recorded again keeps its first entry, and a
 // symbol no event named is fault.NotFound.
 func TestCatalogue(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t, pgServer)
-	if _, err := pool.Exec(ctx, `CREATE SCHEMA svc; CREATE TABLE svc.markets (symbol text PRIMARY KEY,
-		market_index int NOT NULL, market_type text NOT NULL, market_filter text NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	table := markets.In("svc")
+	pool, table := newCatalogue(t, "svc")
 	record := func(ms ...events.Market) {
 		t.Helper()
 		tx, err := pool.Begin(ctx)
@@ -73,12 +79,7 @@ func TestCatalogue(t *testing.T) {
 // rates'), as a batch whose partitions cross does. Neither may deadlock the other.
 func TestConcurrentWritersRecordNewMarketsWithoutDeadlock(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t, pgServer)
-	if _, err := pool.Exec(ctx, `CREATE SCHEMA race; CREATE TABLE race.markets (symbol text PRIMARY KEY,
-		market_index int NOT NULL, market_type text NOT NULL, market_filter text NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	table := markets.In("race")
+	pool, table := newCatalogue(t, "race")
 	one := func(m events.Market) map[string]events.Market { return map[string]events.Market{m.Symbol: m} }
 	sol := events.Market{Symbol: "SOL-PERP", Index: 0, Type: events.MarketTypePerp}
 	btc := events.Market{Symbol: "BTC-PERP", Index: 1, Type: events.MarketTypePerp}

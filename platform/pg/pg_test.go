@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/fstest"
@@ -21,6 +22,19 @@ import (
 var srv *pglocal.Server
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, &srv)) }
+
+// newPartitioned is a fresh database with table (schema.name, its schema created) of columns,
+// partitioned by range of ts and with no partition yet.
+func newPartitioned(t *testing.T, table, columns string) *pgxpool.Pool {
+	t.Helper()
+	pool := pgtest.NewPool(t, srv)
+	schema, _, _ := strings.Cut(table, ".")
+	if _, err := pool.Exec(context.Background(),
+		`CREATE SCHEMA `+schema+`; CREATE TABLE `+table+` (`+columns+`) PARTITION BY RANGE (ts)`); err != nil {
+		t.Fatal(err)
+	}
+	return pool
+}
 
 func TestMonthRange(t *testing.T) {
 	tests := []struct {
@@ -148,10 +162,7 @@ func TestMigrateConcurrent(t *testing.T) {
 
 func TestEnsureMonthlyPartitions(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t, srv)
-	if _, err := pool.Exec(ctx, `CREATE SCHEMA svc; CREATE TABLE svc.events (ts bigint NOT NULL, v int) PARTITION BY RANGE (ts)`); err != nil {
-		t.Fatal(err)
-	}
+	pool := newPartitioned(t, "svc.events", "ts bigint NOT NULL, v int")
 	from := time.Date(2025, 11, 30, 23, 0, 0, 0, time.UTC)
 	to := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
 	for range 2 {
@@ -185,10 +196,7 @@ WHERE i.inhparent = 'svc.events'::regclass ORDER BY c.relname`)
 
 func TestEnsureMonthlyPartitionsConcurrentInTx(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t, srv)
-	if _, err := pool.Exec(ctx, `CREATE SCHEMA svc; CREATE TABLE svc.events (ts bigint NOT NULL) PARTITION BY RANGE (ts)`); err != nil {
-		t.Fatal(err)
-	}
+	pool := newPartitioned(t, "svc.events", "ts bigint NOT NULL")
 	now := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
 	var wg sync.WaitGroup
 	errs := make(chan error, 6)
@@ -228,10 +236,7 @@ func TestEnsureMonthlyPartitionsBadInput(t *testing.T) {
 
 func TestEnsureDailyPartitionsAndDrop(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t, srv)
-	if _, err := pool.Exec(ctx, `CREATE SCHEMA svc; CREATE TABLE svc.states (ts bigint NOT NULL, v int) PARTITION BY RANGE (ts)`); err != nil {
-		t.Fatal(err)
-	}
+	pool := newPartitioned(t, "svc.states", "ts bigint NOT NULL, v int")
 	from := time.Date(2026, 2, 27, 13, 0, 0, 0, time.UTC)
 	to := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 	for range 2 {
