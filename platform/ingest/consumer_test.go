@@ -21,8 +21,7 @@ import (
 
 	"github.com/tidemark/tidemark/platform/ingest"
 	"github.com/tidemark/tidemark/platform/kafka"
-	"github.com/tidemark/tidemark/platform/pg"
-	"github.com/tidemark/tidemark/platform/pg/pglocal"
+	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/platform/pg/pgtest"
 	"github.com/tidemark/tidemark/platform/telemetry"
 )
@@ -243,20 +242,7 @@ func TestConsumerWaitsForPostgres(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	// A cluster of its own: pausing the shared one would disturb other packages' tests.
-	own, err := pglocal.Start(ctx, pglocal.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = own.Stop() }()
-	url, err := own.CreateDatabase(ctx, "ingest")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool, err := pg.Open(ctx, url, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	own, pool := kittest.OwnPostgres(t, ctx, "ingest", "")
 	rig := newItemsRig(t, pool)
 	r := start(t, rig.c)
 

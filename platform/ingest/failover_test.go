@@ -14,7 +14,7 @@ import (
 
 	"github.com/tidemark/tidemark/platform/ingest"
 	"github.com/tidemark/tidemark/platform/kafka"
-	"github.com/tidemark/tidemark/platform/pg"
+	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/platform/pg/pglocal"
 )
 
@@ -56,20 +56,7 @@ func TestConsumerSurvivesPostgresLosingCommits(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
-			srv, err := pglocal.Start(ctx, pglocal.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() { _ = srv.Stop() }()
-			url, err := srv.CreateDatabase(ctx, "failover")
-			if err != nil {
-				t.Fatal(err)
-			}
-			pool, err := pg.Open(ctx, url+"&connect_timeout=2", 4)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer pool.Close()
+			srv, pool := kittest.OwnPostgres(t, ctx, "failover", "&connect_timeout=2")
 			newItemsDB(t, pool)
 			newTotals(ctx, t, pool)
 

@@ -12,28 +12,13 @@ import (
 	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/kit"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
-	"github.com/tidemark/tidemark/platform/pg"
-	"github.com/tidemark/tidemark/platform/pg/pglocal"
 )
 
 // TestDatabaseOutage stops the service's Postgres under it: reads answer 503 with Retry-After, the
 // outage is logged once rather than once per request, and reads succeed again once it is back.
 func TestDatabaseOutage(t *testing.T) {
 	ctx := context.Background()
-	srv, err := pglocal.Start(ctx, pglocal.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
-	url, err := srv.CreateDatabase(ctx, "outage")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool, err := pg.Open(ctx, url+"&connect_timeout=2", 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	srv, pool := kittest.OwnPostgres(t, ctx, "outage", "&connect_timeout=2")
 	broker, err := kafka.StartEmbedded(ctx, kafka.EmbeddedOptions{})
 	if err != nil {
 		t.Fatal(err)
