@@ -47,6 +47,20 @@ type Service struct {
 	Build func(d Deps) (Parts, error)
 }
 
+// Configure declares svc with its own configuration cfg and the build that makes its parts from it.
+// The kit reads cfg from the environment (Run) or takes it as given (Start), sets its defaults and
+// validates it; build then receives the result as an argument, so a service's parts depend on its
+// configuration explicitly rather than through a pointer its declaration shares with the kit.
+func Configure[C any, P interface {
+	*C
+	Config
+}](svc Service, cfg C, build func(d Deps, cfg C) (Parts, error)) Service {
+	p := P(&cfg)
+	svc.Config = p
+	svc.Build = func(d Deps) (Parts, error) { return build(d, *p) }
+	return svc
+}
+
 // Config is a component's configuration: RegisterEnv sets every field from its TIDEMARK_* variable
 // (the default when unset), SetDefaults sets every field left zero to that same default, and
 // Validate reports every value out of range, naming its variable.

@@ -45,21 +45,19 @@ func (c Config) Validate() error {
 
 // Service declares the amm service with cfg.
 func Service(cfg Config) kit.Service {
-	return kit.Service{
+	return kit.Configure(kit.Service{
 		Name:       "amm",
 		Migrations: postgres.Migrations(),
 		Prefixes:   []string{"/amm/"},
-		Config:     &cfg,
-		Build: func(d kit.Deps) (kit.Parts, error) {
-			retention := cfg.RawRetention
-			store := postgres.NewStore(d.Pool, d.Schema)
-			return kit.Parts{
-				Sinks:  postgres.NewIngest(d.Schema, retention, d.Now).Sinks(),
-				Routes: func(api *httpapi.API) { ammhttp.Routes(api, store) },
-				Partitions: []kit.Partitioning{
-					{Table: postgres.StatesTable, Period: pg.Daily, Retention: retention},
-				},
-			}, nil
-		},
-	}
+	}, cfg, func(d kit.Deps, cfg Config) (kit.Parts, error) {
+		retention := cfg.RawRetention
+		store := postgres.NewStore(d.Pool, d.Schema)
+		return kit.Parts{
+			Sinks:  postgres.NewIngest(d.Schema, retention, d.Now).Sinks(),
+			Routes: func(api *httpapi.API) { ammhttp.Routes(api, store) },
+			Partitions: []kit.Partitioning{
+				{Table: postgres.StatesTable, Period: pg.Daily, Retention: retention},
+			},
+		}, nil
+	})
 }

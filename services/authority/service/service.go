@@ -93,23 +93,21 @@ func (c Config) Validate() error {
 
 // Service declares the authority service with cfg.
 func Service(cfg Config) kit.Service {
-	return kit.Service{
+	return kit.Configure(kit.Service{
 		Name:       "authority",
 		Migrations: postgres.Migrations(),
 		Prefixes:   []string{"/authority/"},
-		Config:     &cfg,
-		Build: func(d kit.Deps) (kit.Parts, error) {
-			store := postgres.NewStore(d.Pool, d.Schema)
-			ex := cfg.exports(d.Logger)
-			exports := &authority.Exports{Jobs: ex.Jobs, Files: ex.Files, Store: store, MaxUnfinished: cfg.MaxUnfinishedExports,
-				Now: cfg.Clock}
-			return kit.Parts{
-				Sinks:  postgres.NewIngest(d.Schema).Sinks(),
-				Series: Series(store, d.Schema),
-				Routes: func(api *httpapi.API) { authorityhttp.Routes(api, store, exports) },
-			}, nil
-		},
-	}
+	}, cfg, func(d kit.Deps, cfg Config) (kit.Parts, error) {
+		store := postgres.NewStore(d.Pool, d.Schema)
+		ex := cfg.exports(d.Logger)
+		exports := &authority.Exports{Jobs: ex.Jobs, Files: ex.Files, Store: store, MaxUnfinished: cfg.MaxUnfinishedExports,
+			Now: cfg.Clock}
+		return kit.Parts{
+			Sinks:  postgres.NewIngest(d.Schema).Sinks(),
+			Series: Series(store, d.Schema),
+			Routes: func(api *httpapi.API) { authorityhttp.Routes(api, store, exports) },
+		}, nil
+	})
 }
 
 // exports are the configured ones, or the cluster's jobs and the S3 bucket, opened on first use.

@@ -48,24 +48,22 @@ func (c Config) Validate() error {
 
 // Service declares the market service with cfg.
 func Service(cfg Config) kit.Service {
-	return kit.Service{
+	return kit.Configure(kit.Service{
 		Name:       "market",
 		Migrations: postgres.Migrations(),
 		Prefixes:   []string{"/market/"},
 		Publishes:  []string{events.TopicEdgeCandles},
-		Config:     &cfg,
-		Build: func(d kit.Deps) (kit.Parts, error) {
-			store := postgres.NewStore(d.Pool, d.Schema)
-			in := postgres.NewIngest(d.Schema, cfg.EdgeWindow, d.Now)
-			return kit.Parts{
-				Sinks:  in.Sinks(),
-				Series: Series(store),
-				Routes: func(api *httpapi.API) { markethttp.Routes(api, store) },
-				// The WebSocket edge warms its candle inits from the newest candles.
-				Internal: func(api *httpapi.API) { markethttp.Internal(api, store) },
-			}, nil
-		},
-	}
+	}, cfg, func(d kit.Deps, cfg Config) (kit.Parts, error) {
+		store := postgres.NewStore(d.Pool, d.Schema)
+		in := postgres.NewIngest(d.Schema, cfg.EdgeWindow, d.Now)
+		return kit.Parts{
+			Sinks:  in.Sinks(),
+			Series: Series(store),
+			Routes: func(api *httpapi.API) { markethttp.Routes(api, store) },
+			// The WebSocket edge warms its candle inits from the newest candles.
+			Internal: func(api *httpapi.API) { markethttp.Internal(api, store) },
+		}, nil
+	})
 }
 
 // Series are the market's event series, each scoped by the market's symbol.

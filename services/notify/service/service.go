@@ -98,42 +98,38 @@ const (
 // Service declares the notify service with cfg; zero values take the defaults (SetDefaults, which
 // the kit applies). When the kit runs it as a process, the environment sets every value (RegisterEnv).
 func Service(cfg Config) kit.Service {
-	conf := cfg
-	return kit.Service{
+	return kit.Configure(kit.Service{
 		Name:       "notify",
 		Migrations: postgres.Migrations(),
 		Prefixes:   []string{"/notifications"},
 		Publishes:  []string{events.TopicEdgeNotifications},
-		Config:     &conf,
-		Build: func(d kit.Deps) (kit.Parts, error) {
-			c := conf
-			clock := c.Clock
-			if clock == nil {
-				clock = d.Now
-			}
-			store := postgres.NewStore(d.Pool, d.Schema)
-			in := postgres.NewIngest(d.Schema, postgres.IngestConfig{FundingMinimum: c.FundingMinimum, EdgeWindow: c.EdgeWindow}, d.Now)
-			upkeep := postgres.NewUpkeep(d.Pool, in, clock)
-			v := &notify.Verifier{Action: notify.ActionNotifications, Window: c.AuthWindow, Now: clock, Signatures: store, Accounts: store}
-			return kit.Parts{
-				Sinks:  in.Sinks(),
-				Routes: func(api *httpapi.API) { notifyhttp.Routes(api, store, v) },
-				// The WebSocket edge reads a wallet's channel seq here before it acknowledges a
-				// subscription to a wallet it has seen no message of.
-				Internal: func(api *httpapi.API) { notifyhttp.Internal(api, store) },
-				Jobs: []kit.Job{
-					{Name: "signature pruning", Run: every(pruneEvery, d, func(ctx context.Context) error {
-						_, err := upkeep.PruneSignatures(ctx, c.AuthWindow)
-						return err
-					})},
-					{Name: "pending delivery", Run: every(pendingEvery, d, func(ctx context.Context) error {
-						_, err := upkeep.DeliverPending(ctx)
-						return err
-					})},
-				},
-			}, nil
-		},
-	}
+	}, cfg, func(d kit.Deps, c Config) (kit.Parts, error) {
+		clock := c.Clock
+		if clock == nil {
+			clock = d.Now
+		}
+		store := postgres.NewStore(d.Pool, d.Schema)
+		in := postgres.NewIngest(d.Schema, postgres.IngestConfig{FundingMinimum: c.FundingMinimum, EdgeWindow: c.EdgeWindow}, d.Now)
+		upkeep := postgres.NewUpkeep(d.Pool, in, clock)
+		v := &notify.Verifier{Action: notify.ActionNotifications, Window: c.AuthWindow, Now: clock, Signatures: store, Accounts: store}
+		return kit.Parts{
+			Sinks:  in.Sinks(),
+			Routes: func(api *httpapi.API) { notifyhttp.Routes(api, store, v) },
+			// The WebSocket edge reads a wallet's channel seq here before it acknowledges a
+			// subscription to a wallet it has seen no message of.
+			Internal: func(api *httpapi.API) { notifyhttp.Internal(api, store) },
+			Jobs: []kit.Job{
+				{Name: "signature pruning", Run: every(pruneEvery, d, func(ctx context.Context) error {
+					_, err := upkeep.PruneSignatures(ctx, c.AuthWindow)
+					return err
+				})},
+				{Name: "pending delivery", Run: every(pendingEvery, d, func(ctx context.Context) error {
+					_, err := upkeep.DeliverPending(ctx)
+					return err
+				})},
+			},
+		}, nil
+	})
 }
 
 // every runs f each interval until ctx ends. A failure is logged and tried again next time: the
