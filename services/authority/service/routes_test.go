@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/platform/kit/kittest"
 )
 
 // authorityValues are candidate values of the Authority operations' path parameters, for seed's data.
@@ -33,34 +34,22 @@ func TestEveryOperationOfTheDocument(t *testing.T) {
 func TestLimitsAndErrors(t *testing.T) {
 	s := start(t, options{})
 	seed(t, s)
-	cases := []struct {
-		path    string
-		status  int
-		message string
-	}{
-		{"/authority/not-a-key/insuranceFundStake", 400, "authorityId must be a wallet's public key"},
-		{"/authority/" + strings.Repeat("1", 45) + "/accounts", 400, "authorityId"},
-		{"/authority/Acct0000000000000000000000000000000000000000/lpMintRedeem", 400, "authorityId"},
-		{"/authority/x/snapshots/overview", 400, "authorityId"},
-		{"/authority/x/exports", 400, "authorityId"},
-		{"/authority/" + wallet + "/insuranceFundStake/2027/01", 400, "2027-01 is in the future"},
-		{"/authority/" + wallet + "/lpMintRedeem/2021/12", 400, "year must be an integer >= 2022"},
-		{"/authority/" + wallet + "/lpMintRedeem/2026/13", 400, "month must be an integer between 1 and 12"},
-		{"/authority/" + wallet + "/insuranceFundStake/2026/11?format=xml", 400, "format must be one of json, csv"},
-		{"/authority/" + wallet + "/insuranceFundStake?page=bogus", 400, "Invalid page token"},
-		{"/authority/" + wallet + "/exports?page=bogus", 400, "Invalid page token"},
-		{"/authority/" + wallet + "/snapshots/overview?days=0", 400, "days must be an integer between 1 and 100"},
-		{"/authority/" + wallet + "/snapshots/referrals?days=101", 400, "days must be an integer between 1 and 100"},
-		{"/authority/" + wallet + "/snapshots/trading?days=two", 400, "days must be an integer between 1 and 100"},
-	}
-	for _, c := range cases {
-		t.Run(c.path, func(t *testing.T) {
-			rec := s.Get(t, c.path)
-			if rec.Code != c.status || !strings.Contains(rec.Body.String(), c.message) {
-				t.Fatalf("GET %s = %d %s, want %d with %q", c.path, rec.Code, rec.Body, c.status, c.message)
-			}
-		})
-	}
+	s.CheckRefusals(t, []kittest.Refusal{
+		{Path: "/authority/not-a-key/insuranceFundStake", Status: 400, Message: "authorityId must be a wallet's public key"},
+		{Path: "/authority/" + strings.Repeat("1", 45) + "/accounts", Status: 400, Message: "authorityId"},
+		{Path: "/authority/Acct0000000000000000000000000000000000000000/lpMintRedeem", Status: 400, Message: "authorityId"},
+		{Path: "/authority/x/snapshots/overview", Status: 400, Message: "authorityId"},
+		{Path: "/authority/x/exports", Status: 400, Message: "authorityId"},
+		{Path: "/authority/" + wallet + "/insuranceFundStake/2027/01", Status: 400, Message: "2027-01 is in the future"},
+		{Path: "/authority/" + wallet + "/lpMintRedeem/2021/12", Status: 400, Message: "year must be an integer >= 2022"},
+		{Path: "/authority/" + wallet + "/lpMintRedeem/2026/13", Status: 400, Message: "month must be an integer between 1 and 12"},
+		{Path: "/authority/" + wallet + "/insuranceFundStake/2026/11?format=xml", Status: 400, Message: "format must be one of json, csv"},
+		{Path: "/authority/" + wallet + "/insuranceFundStake?page=bogus", Status: 400, Message: "Invalid page token"},
+		{Path: "/authority/" + wallet + "/exports?page=bogus", Status: 400, Message: "Invalid page token"},
+		{Path: "/authority/" + wallet + "/snapshots/overview?days=0", Status: 400, Message: "days must be an integer between 1 and 100"},
+		{Path: "/authority/" + wallet + "/snapshots/referrals?days=101", Status: 400, Message: "days must be an integer between 1 and 100"},
+		{Path: "/authority/" + wallet + "/snapshots/trading?days=two", Status: 400, Message: "days must be an integer between 1 and 100"},
+	})
 	// A token of one wallet's list is no token of another's.
 	p := getList(t, s, "/authority/"+wallet+"/insuranceFundStake")
 	if len(p.Records) != 2 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/httpapi"
+	"github.com/tidemark/tidemark/platform/kit/kittest"
 )
 
 // TestEveryOperationAgreesWithTheDocument: every Stats operation, /params, /vaults and /external over
@@ -34,47 +35,38 @@ func TestBadInput(t *testing.T) {
 	s := start(t)
 	feed(t, s, streamMessages(t)...)
 	nine := strconv.FormatInt(at("2026-11-19T09:00:00Z"), 10)
-	for _, tc := range []struct {
-		path   string
-		status int
-		msg    string
-	}{
-		{"/stats/markets/volume?startTs=" + nine, 400, "endTs is required"},
-		{"/stats/markets/volume?endTs=" + nine, 400, "startTs is required"},
-		{"/stats/markets/volume?startTs=" + nine + "&endTs=" + nine, 400, "startTs must be less than endTs"},
-		{"/stats/markets/volume?startTs=" + nine + "&endTs=" + strconv.FormatInt(at("2026-11-19T08:00:00Z"), 10), 400, "startTs must be less than endTs"},
+	s.CheckRefusals(t, []kittest.Refusal{
+		{Path: "/stats/markets/volume?startTs=" + nine, Status: 400, Message: "endTs is required"},
+		{Path: "/stats/markets/volume?endTs=" + nine, Status: 400, Message: "startTs is required"},
+		{Path: "/stats/markets/volume?startTs=" + nine + "&endTs=" + nine, Status: 400, Message: "startTs must be less than endTs"},
+		{Path: "/stats/markets/volume?startTs=" + nine + "&endTs=" + strconv.FormatInt(at("2026-11-19T08:00:00Z"), 10), Status: 400, Message: "startTs must be less than endTs"},
 		// 09:10 to 09:50 floors to no hour at all; 25 hours is one too many.
-		{"/stats/markets/volume?startTs=" + strconv.FormatInt(at("2026-11-19T09:10:00Z"), 10) + "&endTs=" + strconv.FormatInt(at("2026-11-19T09:50:00Z"), 10), 400, "between 1 and 24 hours"},
-		{"/stats/markets/volume?startTs=" + strconv.FormatInt(at("2026-11-18T08:00:00Z"), 10) + "&endTs=" + nine, 400, "between 1 and 24 hours"},
-		{"/stats/markets/volume?startTs=" + strconv.FormatInt(at("2026-11-18T09:00:00Z"), 10) + "&endTs=" + strconv.FormatInt(at("2026-11-19T09:59:59Z"), 10), 200, ""},
-		{"/stats/markets/volume?startTs=abc&endTs=" + nine, 400, "startTs must be an integer"},
-		{"/stats/markets/volume?startTs=-3600&endTs=" + nine, 400, "startTs must be an integer"},
-		{"/stats/markets/volume/2h", 400, "window must be one of 1h, 24h, 30d"},
-		{"/stats/NOPE/rateHistory/deposit", 404, "market NOPE not found"},
-		{"/stats/SOL-PERP/rateHistory/deposit", 404, "SOL-PERP is not a spot market"},
-		{"/stats/USDC/rateHistory/supply", 400, "deposit, borrow, deposit_balance, borrow_balance"},
-		{"/stats/USDC/rateHistory/deposit?days=0", 400, "days must be an integer between 1 and 365"},
-		{"/stats/USDC/rateHistory/deposit?days=366", 400, "days must be an integer between 1 and 365"},
-		{"/stats/leaderboard?sort=fees", 400, "sort must be one of pnl, volume, maker, taker"},
-		{"/stats/leaderboard?limit=0", 400, "limit must be an integer between 1 and 1000"},
-		{"/stats/leaderboard?limit=1001", 400, "limit must be an integer between 1 and 1000"},
-		{"/stats/leaderboard?limit=1000", 200, ""},
-		{"/stats/leaderboard?page=0", 400, "page must be an integer between 1 and 1000000"},
-		{"/stats/leaderboard?month=2026-12", 400, "month must be from 2022-01 to 2026-11"},
-		{"/stats/leaderboard?month=2021-12", 400, "month must be from 2022-01 to 2026-11"},
-		{"/stats/leaderboard?month=2026-13", 400, "YYYY-MM"},
-		{"/stats/leaderboard?month=2026-1", 400, "YYYY-MM"},
-		{"/stats/leaderboard/not-a-key", 400, "authority must be a wallet's public key"},
-		{"/stats/leaderboard/" + w1 + "?month=11-2026", 400, "YYYY-MM"},
-		{"/stats/liquidations?page=bm90IGEgdG9rZW4", 400, "Invalid page token"},
-		{"/stats/bankruptcies?page=x", 400, "Invalid page token"},
-		{"/stats/insuranceFundSwaps?page=%00", 400, "printable"},
-	} {
-		rec := s.Get(t, tc.path)
-		if rec.Code != tc.status || (tc.msg != "" && !strings.Contains(rec.Body.String(), tc.msg)) {
-			t.Errorf("GET %s: %d %s, want %d with %q", tc.path, rec.Code, rec.Body, tc.status, tc.msg)
-		}
-	}
+		{Path: "/stats/markets/volume?startTs=" + strconv.FormatInt(at("2026-11-19T09:10:00Z"), 10) + "&endTs=" + strconv.FormatInt(at("2026-11-19T09:50:00Z"), 10), Status: 400, Message: "between 1 and 24 hours"},
+		{Path: "/stats/markets/volume?startTs=" + strconv.FormatInt(at("2026-11-18T08:00:00Z"), 10) + "&endTs=" + nine, Status: 400, Message: "between 1 and 24 hours"},
+		{Path: "/stats/markets/volume?startTs=" + strconv.FormatInt(at("2026-11-18T09:00:00Z"), 10) + "&endTs=" + strconv.FormatInt(at("2026-11-19T09:59:59Z"), 10), Status: 200, Message: ""},
+		{Path: "/stats/markets/volume?startTs=abc&endTs=" + nine, Status: 400, Message: "startTs must be an integer"},
+		{Path: "/stats/markets/volume?startTs=-3600&endTs=" + nine, Status: 400, Message: "startTs must be an integer"},
+		{Path: "/stats/markets/volume/2h", Status: 400, Message: "window must be one of 1h, 24h, 30d"},
+		{Path: "/stats/NOPE/rateHistory/deposit", Status: 404, Message: "market NOPE not found"},
+		{Path: "/stats/SOL-PERP/rateHistory/deposit", Status: 404, Message: "SOL-PERP is not a spot market"},
+		{Path: "/stats/USDC/rateHistory/supply", Status: 400, Message: "deposit, borrow, deposit_balance, borrow_balance"},
+		{Path: "/stats/USDC/rateHistory/deposit?days=0", Status: 400, Message: "days must be an integer between 1 and 365"},
+		{Path: "/stats/USDC/rateHistory/deposit?days=366", Status: 400, Message: "days must be an integer between 1 and 365"},
+		{Path: "/stats/leaderboard?sort=fees", Status: 400, Message: "sort must be one of pnl, volume, maker, taker"},
+		{Path: "/stats/leaderboard?limit=0", Status: 400, Message: "limit must be an integer between 1 and 1000"},
+		{Path: "/stats/leaderboard?limit=1001", Status: 400, Message: "limit must be an integer between 1 and 1000"},
+		{Path: "/stats/leaderboard?limit=1000", Status: 200, Message: ""},
+		{Path: "/stats/leaderboard?page=0", Status: 400, Message: "page must be an integer between 1 and 1000000"},
+		{Path: "/stats/leaderboard?month=2026-12", Status: 400, Message: "month must be from 2022-01 to 2026-11"},
+		{Path: "/stats/leaderboard?month=2021-12", Status: 400, Message: "month must be from 2022-01 to 2026-11"},
+		{Path: "/stats/leaderboard?month=2026-13", Status: 400, Message: "YYYY-MM"},
+		{Path: "/stats/leaderboard?month=2026-1", Status: 400, Message: "YYYY-MM"},
+		{Path: "/stats/leaderboard/not-a-key", Status: 400, Message: "authority must be a wallet's public key"},
+		{Path: "/stats/leaderboard/" + w1 + "?month=11-2026", Status: 400, Message: "YYYY-MM"},
+		{Path: "/stats/liquidations?page=bm90IGEgdG9rZW4", Status: 400, Message: "Invalid page token"},
+		{Path: "/stats/bankruptcies?page=x", Status: 400, Message: "Invalid page token"},
+		{Path: "/stats/insuranceFundSwaps?page=%00", Status: 400, Message: "printable"},
+	})
 }
 
 // TestPages: token pages walk every record once, and a token is bound to the list it came from.

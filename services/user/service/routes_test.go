@@ -87,41 +87,29 @@ func TestLimitsAndErrors(t *testing.T) {
 	s := start(t)
 	seed(t, s)
 	nobody := key(77)
-	cases := []struct {
-		path    string
-		status  int
-		message string
-	}{
-		{"/user/not-a-key/trades", 400, "accountId must be a subaccount's public key"},
-		{"/user/" + strings.Repeat("1", 45) + "/trades", 400, "accountId"},
-		{"/user/Acct0000000000000000000000000000000000000000/swaps/2026/11", 400, "accountId"},
-		{"/user/" + taker + "/trades/DOGE-PERP", 404, "market DOGE-PERP not found"},
-		{"/user/" + taker + "/predictions/SOL-PERP", 404, "SOL-PERP is not a prediction market"},
-		{"/user/" + taker + "/trades/2027/01", 400, "2027-01 is in the future"},
-		{"/user/" + taker + "/trades/2021/12", 400, "year must be an integer >= 2022"},
-		{"/user/" + taker + "/trades/2026/13", 400, "month must be an integer between 1 and 12"},
-		{"/user/" + taker + "/trades/2026/11?page=0", 400, "page must be an integer"},
-		{"/user/" + taker + "/trades/2026/11?format=xml", 400, "format must be one of json, csv"},
-		{"/user/" + taker + "/trades?page=bogus", 400, "Invalid page token"},
-		{"/user/" + taker + "/orders/futures", 400, "marketFilter must be one of perp, spot, prediction"},
-		{"/user/" + taker + "/orders/perp?startTs=10&endTs=5", 400, "startTs must not be after endTs"},
-		{"/user/" + taker + "/orders/perp?hasFill=maybe", 400, "hasFill must be true or false"},
-		{"/user/" + taker + "/orders/perp?startTs=-1", 400, "startTs must be an integer"},
-		{"/user/" + taker + "/orders/spot/SOL-PERP", 404, "SOL-PERP is not a spot market"},
-		{"/user/" + taker + "/orders/id/12a", 400, "orderId must be an unsigned integer"},
-		{"/user/" + taker + "/orders/id/999", 404, "has no order 999"},
-		{"/user/" + taker + "/orders/x1/actions", 400, "orderId must be an unsigned integer"},
-		{"/user/" + taker + "/snapshots/trading?days=0", 400, "days must be an integer between 1 and 100"},
-		{"/user/" + taker + "/snapshots/earn?days=101", 400, "days must be an integer between 1 and 100"},
-	}
-	for _, c := range cases {
-		t.Run(c.path, func(t *testing.T) {
-			rec := s.Get(t, c.path)
-			if rec.Code != c.status || !strings.Contains(rec.Body.String(), c.message) {
-				t.Fatalf("%d %s, want %d with %q", rec.Code, rec.Body, c.status, c.message)
-			}
-		})
-	}
+	s.CheckRefusals(t, []kittest.Refusal{
+		{Path: "/user/not-a-key/trades", Status: 400, Message: "accountId must be a subaccount's public key"},
+		{Path: "/user/" + strings.Repeat("1", 45) + "/trades", Status: 400, Message: "accountId"},
+		{Path: "/user/Acct0000000000000000000000000000000000000000/swaps/2026/11", Status: 400, Message: "accountId"},
+		{Path: "/user/" + taker + "/trades/DOGE-PERP", Status: 404, Message: "market DOGE-PERP not found"},
+		{Path: "/user/" + taker + "/predictions/SOL-PERP", Status: 404, Message: "SOL-PERP is not a prediction market"},
+		{Path: "/user/" + taker + "/trades/2027/01", Status: 400, Message: "2027-01 is in the future"},
+		{Path: "/user/" + taker + "/trades/2021/12", Status: 400, Message: "year must be an integer >= 2022"},
+		{Path: "/user/" + taker + "/trades/2026/13", Status: 400, Message: "month must be an integer between 1 and 12"},
+		{Path: "/user/" + taker + "/trades/2026/11?page=0", Status: 400, Message: "page must be an integer"},
+		{Path: "/user/" + taker + "/trades/2026/11?format=xml", Status: 400, Message: "format must be one of json, csv"},
+		{Path: "/user/" + taker + "/trades?page=bogus", Status: 400, Message: "Invalid page token"},
+		{Path: "/user/" + taker + "/orders/futures", Status: 400, Message: "marketFilter must be one of perp, spot, prediction"},
+		{Path: "/user/" + taker + "/orders/perp?startTs=10&endTs=5", Status: 400, Message: "startTs must not be after endTs"},
+		{Path: "/user/" + taker + "/orders/perp?hasFill=maybe", Status: 400, Message: "hasFill must be true or false"},
+		{Path: "/user/" + taker + "/orders/perp?startTs=-1", Status: 400, Message: "startTs must be an integer"},
+		{Path: "/user/" + taker + "/orders/spot/SOL-PERP", Status: 404, Message: "SOL-PERP is not a spot market"},
+		{Path: "/user/" + taker + "/orders/id/12a", Status: 400, Message: "orderId must be an unsigned integer"},
+		{Path: "/user/" + taker + "/orders/id/999", Status: 404, Message: "has no order 999"},
+		{Path: "/user/" + taker + "/orders/x1/actions", Status: 400, Message: "orderId must be an unsigned integer"},
+		{Path: "/user/" + taker + "/snapshots/trading?days=0", Status: 400, Message: "days must be an integer between 1 and 100"},
+		{Path: "/user/" + taker + "/snapshots/earn?days=101", Status: 400, Message: "days must be an integer between 1 and 100"},
+	})
 	// An account nothing happened to: empty lists and a series of nulls.
 	for _, p := range []string{"/trades", "/trades/2026/11", "/orders/perp", "/orders/1/actions", "/positions", "/swaps"} {
 		if l := getList(t, s, "/user/"+nobody+p); len(l.Records) != 0 {
