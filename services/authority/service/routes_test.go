@@ -77,11 +77,11 @@ func TestLimitsAndErrors(t *testing.T) {
 func TestStakeAndLPSeries(t *testing.T) {
 	s := start(t, options{})
 	seed(t, s)
-	stakes := records[events.IFStake](t, getList(t, s, "/authority/"+wallet+"/insuranceFundStake").Records)
+	stakes := kittest.Records[events.IFStake](t, getList(t, s, "/authority/"+wallet+"/insuranceFundStake").Records)
 	if len(stakes) != 2 || stakes[0].Ts <= stakes[1].Ts || stakes[0].UserAuthority != wallet || stakes[1].Symbol != "USDC" {
 		t.Fatalf("stakes %+v", stakes)
 	}
-	lps := records[events.LPMintRedeem](t, getList(t, s, "/authority/"+wallet+"/lpMintRedeem/2026/11").Records)
+	lps := kittest.Records[events.LPMintRedeem](t, getList(t, s, "/authority/"+wallet+"/lpMintRedeem/2026/11").Records)
 	if len(lps) != 2 || lps[0].Ts >= lps[1].Ts || lps[0].Authority != wallet {
 		t.Fatalf("dated LP records %+v", lps)
 	}
@@ -104,17 +104,6 @@ func getList(t *testing.T, s *stack, path string) list {
 	var l list
 	s.GetJSON(t, path, http.StatusOK, &l)
 	return l
-}
-
-func records[T any](t *testing.T, raw []json.RawMessage) []T {
-	t.Helper()
-	out := make([]T, len(raw))
-	for i, r := range raw {
-		if err := json.Unmarshal(r, &out[i]); err != nil {
-			t.Fatalf("record %s: %v", r, err)
-		}
-	}
-	return out
 }
 
 // point is one snapshot entry of any kind, as far as the tests look.

@@ -69,14 +69,3 @@ func fill(m kittest.Market, ts int64, id int, takerDirection string, base, quote
 	}
 	return f
 }
-
-func records[T any](t *testing.T, raw []json.RawMessage) []T {
-	t.Helper()
-	out := make([]T, len(raw))
-	for i, r := range raw {
-		if err := json.Unmarshal(r, &out[i]); err != nil {
-			t.Fatalf("record %s: %v", r, err)
-		}
-	}
-	return out
-}

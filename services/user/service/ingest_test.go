@@ -172,7 +172,7 @@ func TestOrdersFoldedFromOutOfOrderAndReplayedActions(t *testing.T) {
 	if l := getList(t, s, "/user/"+taker+"/orders/perp?hasFill=false"); len(l.Records) != 0 {
 		t.Fatalf("hasFill=false: %d orders", len(l.Records))
 	}
-	acts := records[events.OrderAction](t, getList(t, s, "/user/"+taker+"/orders/500/actions").Records)
+	acts := kittest.Records[events.OrderAction](t, getList(t, s, "/user/"+taker+"/orders/500/actions").Records)
 	var kinds []string
 	for _, a := range acts {
 		kinds = append(kinds, a.Action)

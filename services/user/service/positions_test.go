@@ -54,7 +54,7 @@ func TestClosedPositionsByHand(t *testing.T) {
 	s.Ingest(t, encode(t, events.TopicFills, recs...)...)
 	var l list
 	s.GetJSON(t, "/user/"+taker+"/positions", http.StatusOK, &l)
-	got := records[position](t, l.Records)
+	got := kittest.Records[position](t, l.Records)
 	b, q := int64(1_000_000_000), int64(1_000_000)
 	want := []position{ // newest first
 		{Ts: t0 + 240, User: taker, FillRecordID: "5", UserFee: fmt.Sprint(90 * q * 35 / 100_000), BaseClosedForPnl: fmt.Sprint(b),
@@ -68,7 +68,7 @@ func TestClosedPositionsByHand(t *testing.T) {
 		t.Fatalf("taker's closed positions:\n got %+v\nwant %+v", got, want)
 	}
 	s.GetJSON(t, "/user/"+maker+"/positions", http.StatusOK, &l)
-	m := records[position](t, l.Records)
+	m := kittest.Records[position](t, l.Records)
 	if len(m) != 3 || m[0].BaseClosedForPnl != fmt.Sprint(-b) || m[0].UserExistingBaseAssetAmount != fmt.Sprint(b) ||
 		m[0].UserFee != fmt.Sprint(-90*q/100_000) {
 		t.Fatalf("maker's closed positions: %+v", m)
@@ -97,7 +97,7 @@ func TestLateFillDerivesThePositionsAgain(t *testing.T) {
 		var a, b list
 		s.GetJSON(t, "/user/"+pair[0]+"/positions", http.StatusOK, &a)
 		s.GetJSON(t, "/user/"+pair[1]+"/positions", http.StatusOK, &b)
-		pa, pb := records[position](t, a.Records), records[position](t, b.Records)
+		pa, pb := kittest.Records[position](t, a.Records), kittest.Records[position](t, b.Records)
 		if len(pa) != 3 || len(pa) != len(pb) {
 			t.Fatalf("%d and %d closed positions", len(pa), len(pb))
 		}
@@ -122,7 +122,7 @@ func TestPositionsFollowTheFillRecordIDs(t *testing.T) {
 		var l list
 		s.GetJSON(t, "/user/"+account+"/positions", http.StatusOK, &l)
 		out := map[string]position{}
-		for _, p := range records[position](t, l.Records) {
+		for _, p := range kittest.Records[position](t, l.Records) {
 			id := p.FillRecordID
 			p.Ts, p.User, p.FillRecordID = 0, "", ""
 			out[id] = p

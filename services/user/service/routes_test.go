@@ -184,7 +184,7 @@ func TestPagingAndDatedTotals(t *testing.T) {
 	var lastTs int64 = 1 << 62
 	for pages := 0; ; pages++ {
 		l := getList(t, s, path)
-		for _, f := range records[events.Fill](t, l.Records) {
+		for _, f := range kittest.Records[events.Fill](t, l.Records) {
 			if f.User != taker || f.Ts > lastTs || seen[f.TxSig] {
 				t.Fatalf("page %d: %s of %s at %d after %d", pages, f.TxSig, f.User, f.Ts, lastTs)
 			}
