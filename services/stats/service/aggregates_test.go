@@ -86,7 +86,7 @@ func TestAggregatesByHand(t *testing.T) {
 
 	t.Run("market summary", func(t *testing.T) {
 		got := summaryOf(t, s, "SOL-PERP")
-		last := at("2026-11-19T15:30:59Z")
+		last := kittest.At("2026-11-19T15:30:59Z")
 		want := stats.MarketSummary{
 			Symbol: "SOL-PERP", MarketIndex: 0, MarketType: "perp", MarketFilter: "perp",
 			// The state sample of the later slot, not the one delivered after it.
@@ -155,12 +155,12 @@ func TestAggregatesByHand(t *testing.T) {
 			total             string
 		}{
 			// Fills 5 and 6.
-			{"/stats/markets/volume/1h", "415000000", "3000000000", at("2026-11-19T14:31:00Z"), at("2026-11-19T15:31:00Z"), "415000000"},
-			{"/stats/markets/volume/24h", "1045000000", "7000000000", at("2026-11-18T15:31:00Z"), at("2026-11-19T15:31:00Z"), "7045000000"},
+			{"/stats/markets/volume/1h", "415000000", "3000000000", kittest.At("2026-11-19T14:31:00Z"), kittest.At("2026-11-19T15:31:00Z"), "415000000"},
+			{"/stats/markets/volume/24h", "1045000000", "7000000000", kittest.At("2026-11-18T15:31:00Z"), kittest.At("2026-11-19T15:31:00Z"), "7045000000"},
 			// Every SOL-PERP fill: 140 + 290 + 1045 + 480.
-			{"/stats/markets/volume/30d", "1955000000", "13000000000", at("2026-10-20T15:31:00Z"), at("2026-11-19T15:31:00Z"), "8535000000"},
+			{"/stats/markets/volume/30d", "1955000000", "13000000000", kittest.At("2026-10-20T15:31:00Z"), kittest.At("2026-11-19T15:31:00Z"), "8535000000"},
 			// 09:30 and 10:45 floor to the hour of fill 4.
-			{"/stats/markets/volume?startTs=1795080600&endTs=1795085100", "480000000", "3000000000", at("2026-11-19T09:00:00Z"), at("2026-11-19T10:00:00Z"), "480000000"},
+			{"/stats/markets/volume?startTs=1795080600&endTs=1795085100", "480000000", "3000000000", kittest.At("2026-11-19T09:00:00Z"), kittest.At("2026-11-19T10:00:00Z"), "480000000"},
 		} {
 			q, b, v := vol(tc.path, "SOL-PERP")
 			if q != tc.quote || b != tc.base || v.StartTs != tc.from || v.EndTs != tc.to || v.Total != tc.total {
@@ -292,7 +292,7 @@ func TestAggregatesByHand(t *testing.T) {
 		if st.Data.Rank.Maker != nil || st.Data.Rank.Pnl != nil || *st.Data.Rank.Taker != 3 || st.Data.Pnl != "0" {
 			t.Errorf("w5's standing %+v", st.Data)
 		}
-		s.GetJSON(t, "/stats/leaderboard/"+key(999), http.StatusOK, &st)
+		s.GetJSON(t, "/stats/leaderboard/"+kittest.Key(999), http.StatusOK, &st)
 		if st.Data.Volume != "0" || st.Data.Rank != (stats.Ranks{}) {
 			t.Errorf("a stranger's standing %+v", st.Data)
 		}
@@ -372,7 +372,7 @@ func TestAggregatesByHand(t *testing.T) {
 			IndexCurrency: "USD",
 			// 12,500 (1e9) at 155.40: 0.0000080437 %; the premium (155.60 - 155.40) / 155.40 / 24 in percent.
 			FundingRate: "0.000008044", NextFundingRate: "0.005362505",
-			NextFundingRateTimestamp: itoa(at("2026-11-19T16:00:00Z") * 1000), ContractType: "vanilla", ContractPriceCurrency: "USDC",
+			NextFundingRateTimestamp: itoa(kittest.At("2026-11-19T16:00:00Z") * 1000), ContractType: "vanilla", ContractPriceCurrency: "USDC",
 		}
 		if got.Contracts[0] != want {
 			t.Errorf("SOL-PERP:\n got %+v\nwant %+v", got.Contracts[0], want)

@@ -174,7 +174,7 @@ func TestEdgePublications(t *testing.T) {
 	var last int64
 	for i := range 10 {
 		last = 156*usd + int64(i)*10_000
-		feed(t, s, encode(t, events.TopicMarketStates, perpState(solPerp, nowS, 300_000_000+nowS+200+int64(i), last, last+100_000))...)
+		feed(t, s, encode(t, events.TopicMarketStates, perpState(kittest.SOLPerp, nowS, 300_000_000+nowS+200+int64(i), last, last+100_000))...)
 	}
 	kittest.Eventually(t, 20*time.Second, "the burst's last oracle price", func() bool {
 		var p stats.Pricing
@@ -215,7 +215,7 @@ func TestEdgePublications(t *testing.T) {
 	// sample is published, SOL-PERP is not published again.
 	n := len(log.of(events.TopicEdgeMarkets, "SOL-PERP"))
 	s.Restart(t, "stats", false)
-	feed(t, s, encode(t, events.TopicMarketStates, perpState(btcPerp, nowS, 300_000_000+nowS+500, 61_000*usd, 61_001*usd))...)
+	feed(t, s, encode(t, events.TopicMarketStates, perpState(kittest.BTCPerp, nowS, 300_000_000+nowS+500, 61_000*usd, 61_001*usd))...)
 	kittest.Eventually(t, 20*time.Second, "BTC-PERP's new oracle", func() bool {
 		all := log.of(events.TopicEdgePricing, "BTC-PERP")
 		var p stats.Pricing

@@ -24,17 +24,6 @@ func start(t *testing.T) *kittest.Stack {
 	return kittest.Start(t, pgServer, kittest.Options{}, service.Service())
 }
 
-var (
-	now     = kittest.DefaultNow
-	key     = kittest.Key
-	at      = kittest.At
-	solPerp = kittest.SOLPerp
-	btcPerp = kittest.BTCPerp
-	betMkt  = kittest.BetMkt
-	usdc    = kittest.USDC
-	solSpot = kittest.SOLSpot
-)
-
 func encode(t *testing.T, topic string, recs ...events.Record) []events.Message {
 	t.Helper()
 	return kittest.Encode(t, topic, recs...)

@@ -21,12 +21,12 @@ type liquidationPage struct {
 // sub-record's fields, the others' as zeros; every answer is validated against the document.
 func TestLiquidationsOfEveryType(t *testing.T) {
 	s := start(t)
-	account := key(60)
-	ts := now.Unix() - 3600
+	account := kittest.Key(60)
+	ts := kittest.DefaultNow.Unix() - 3600
 	byType := map[string]*events.Liquidation{}
 	var msgs []events.Message
 	for i, kind := range kittest.LiquidationTypes {
-		l := kittest.LiquidationOf(kind, solPerp, solSpot, account, ts+int64(i), i+1)
+		l := kittest.LiquidationOf(kind, kittest.SOLPerp, kittest.SOLSpot, account, ts+int64(i), i+1)
 		byType[kind] = l
 		msgs = append(msgs, encode(t, events.TopicLiquidations, l)...)
 	}
@@ -58,9 +58,9 @@ func TestLiquidationsOfEveryType(t *testing.T) {
 // field is given the ones it lacks by the schema's migration, keeping its own.
 func TestLiquidationsStoredBeforeEveryField(t *testing.T) {
 	s := start(t)
-	ts := now.Unix() - 3600
+	ts := kittest.DefaultNow.Unix() - 3600
 	// A perp liquidation as the earlier sink stored it: the message's own sub-record, bitFlags left out.
-	l := kittest.Liquidation(solPerp, key(61), ts, 1)
+	l := kittest.Liquidation(kittest.SOLPerp, kittest.Key(61), ts, 1)
 	l.CanceledOrderIDs = []string{}
 	full, err := json.Marshal(l)
 	if err != nil {
@@ -79,7 +79,7 @@ func TestLiquidationsStoredBeforeEveryField(t *testing.T) {
 	if err != nil || strings.Contains(string(old), "bitFlags") || strings.Contains(string(old), "liquidateSpot_") {
 		t.Fatalf("the earlier record is not of the earlier shape (%v): %s", err, old)
 	}
-	s.Ingest(t, encode(t, events.TopicLiquidations, kittest.Liquidation(solPerp, key(61), ts+1, 2))...)
+	s.Ingest(t, encode(t, events.TopicLiquidations, kittest.Liquidation(kittest.SOLPerp, kittest.Key(61), ts+1, 2))...)
 	ctx := context.Background()
 	if _, err := s.Pool.Exec(ctx, `INSERT INTO stats.liquidations (ts, tx_sig, tx_sig_index, slot, liquidation_type,
 		bankruptcy, priced, amount, record) VALUES ($1, $2, 0, $3, 'liquidatePerp', false, false, 150000000, $4::json)`,
@@ -96,6 +96,6 @@ func TestLiquidationsStoredBeforeEveryField(t *testing.T) {
 	if len(page.Records) != 2 {
 		t.Fatalf("%d records", len(page.Records))
 	}
-	kittest.CheckLiquidation(t, page.Records[0], kittest.Liquidation(solPerp, key(61), ts+1, 2))
+	kittest.CheckLiquidation(t, page.Records[0], kittest.Liquidation(kittest.SOLPerp, kittest.Key(61), ts+1, 2))
 	kittest.CheckLiquidation(t, page.Records[1], l)
 }

@@ -34,16 +34,16 @@ func TestEveryOperationAgreesWithTheDocument(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	s := start(t)
 	feed(t, s, streamMessages(t)...)
-	nine := strconv.FormatInt(at("2026-11-19T09:00:00Z"), 10)
+	nine := strconv.FormatInt(kittest.At("2026-11-19T09:00:00Z"), 10)
 	s.CheckRefusals(t, []kittest.Refusal{
 		{Path: "/stats/markets/volume?startTs=" + nine, Status: 400, Message: "endTs is required"},
 		{Path: "/stats/markets/volume?endTs=" + nine, Status: 400, Message: "startTs is required"},
 		{Path: "/stats/markets/volume?startTs=" + nine + "&endTs=" + nine, Status: 400, Message: "startTs must be less than endTs"},
-		{Path: "/stats/markets/volume?startTs=" + nine + "&endTs=" + strconv.FormatInt(at("2026-11-19T08:00:00Z"), 10), Status: 400, Message: "startTs must be less than endTs"},
+		{Path: "/stats/markets/volume?startTs=" + nine + "&endTs=" + strconv.FormatInt(kittest.At("2026-11-19T08:00:00Z"), 10), Status: 400, Message: "startTs must be less than endTs"},
 		// 09:10 to 09:50 floors to no hour at all; 25 hours is one too many.
-		{Path: "/stats/markets/volume?startTs=" + strconv.FormatInt(at("2026-11-19T09:10:00Z"), 10) + "&endTs=" + strconv.FormatInt(at("2026-11-19T09:50:00Z"), 10), Status: 400, Message: "between 1 and 24 hours"},
-		{Path: "/stats/markets/volume?startTs=" + strconv.FormatInt(at("2026-11-18T08:00:00Z"), 10) + "&endTs=" + nine, Status: 400, Message: "between 1 and 24 hours"},
-		{Path: "/stats/markets/volume?startTs=" + strconv.FormatInt(at("2026-11-18T09:00:00Z"), 10) + "&endTs=" + strconv.FormatInt(at("2026-11-19T09:59:59Z"), 10), Status: 200, Message: ""},
+		{Path: "/stats/markets/volume?startTs=" + strconv.FormatInt(kittest.At("2026-11-19T09:10:00Z"), 10) + "&endTs=" + strconv.FormatInt(kittest.At("2026-11-19T09:50:00Z"), 10), Status: 400, Message: "between 1 and 24 hours"},
+		{Path: "/stats/markets/volume?startTs=" + strconv.FormatInt(kittest.At("2026-11-18T08:00:00Z"), 10) + "&endTs=" + nine, Status: 400, Message: "between 1 and 24 hours"},
+		{Path: "/stats/markets/volume?startTs=" + strconv.FormatInt(kittest.At("2026-11-18T09:00:00Z"), 10) + "&endTs=" + strconv.FormatInt(kittest.At("2026-11-19T09:59:59Z"), 10), Status: 200, Message: ""},
 		{Path: "/stats/markets/volume?startTs=abc&endTs=" + nine, Status: 400, Message: "startTs must be an integer"},
 		{Path: "/stats/markets/volume?startTs=-3600&endTs=" + nine, Status: 400, Message: "startTs must be an integer"},
 		{Path: "/stats/markets/volume/2h", Status: 400, Message: "window must be one of 1h, 24h, 30d"},
@@ -118,11 +118,11 @@ func TestBeforeAnyData(t *testing.T) {
 // dead-lettered with the reason while the partition moves on.
 func TestUnusableFillsGoToTheDLQ(t *testing.T) {
 	s := start(t)
-	noSymbol := fill(solPerp, nowS-hour, 1, a1, a2, 1_000_000_000, 150*usd, 150*usd)
+	noSymbol := fill(kittest.SOLPerp, nowS-hour, 1, a1, a2, 1_000_000_000, 150*usd, 150*usd)
 	noSymbol.Symbol, noSymbol.MarketFilter = "", ""
-	noBase := fill(solPerp, nowS-hour, 2, a1, a2, 1_000_000_000, 150*usd, 150*usd)
+	noBase := fill(kittest.SOLPerp, nowS-hour, 2, a1, a2, 1_000_000_000, 150*usd, 150*usd)
 	noBase.BaseAssetAmountFilled = "0"
-	good := fill(solPerp, nowS-hour, 3, a1, a2, 1_000_000_000, 150*usd, 150*usd)
+	good := fill(kittest.SOLPerp, nowS-hour, 3, a1, a2, 1_000_000_000, 150*usd, 150*usd)
 	feed(t, s, encode(t, events.TopicFills, noSymbol, noBase, good)...)
 	if n := s.Count(t, "stats.fills"); n != 1 {
 		t.Fatalf("%d fills stored, want the good one", n)

@@ -13,9 +13,9 @@ import (
 // figure of which the tests work out by hand. now is kittest.DefaultNow, 2026-11-19T15:30:00Z: the
 // 24-hour window is the 1,440 minutes from 2026-11-18T15:31:00Z to 2026-11-19T15:30:59Z.
 var (
-	w1, w2, w3, w4, w5 = key(101), key(102), key(103), key(104), key(105)
-	a1, a2, a3, a4, a5 = key(201), key(202), key(203), key(204), key(205)
-	a6                 = key(206)
+	w1, w2, w3, w4, w5 = kittest.Key(101), kittest.Key(102), kittest.Key(103), kittest.Key(104), kittest.Key(105)
+	a1, a2, a3, a4, a5 = kittest.Key(201), kittest.Key(202), kittest.Key(203), kittest.Key(204), kittest.Key(205)
+	a6                 = kittest.Key(206)
 )
 
 // wallets maps every account of the stream to its wallet; a5's record arrives late (lateUser).
@@ -23,7 +23,7 @@ var wallets = map[string]string{a1: w1, a2: w1, a3: w2, a4: w3, a5: w4, a6: w5}
 
 func newUser(account string, id int) *events.NewUser {
 	return &events.NewUser{
-		Ts: at("2026-11-01T00:00:00Z") + int64(id), TxSig: kittest.Sig("nuser", id), Slot: 290_000_000 + int64(id),
+		Ts: kittest.At("2026-11-01T00:00:00Z") + int64(id), TxSig: kittest.Sig("nuser", id), Slot: 290_000_000 + int64(id),
 		UserAuthority: wallets[account], User: account, SubAccountID: id % 2, Name: "Main Account",
 	}
 }
@@ -43,33 +43,33 @@ const usd = 1_000_000 // quote and price precision
 
 // streamFills are the fills; fills[4] and fills[8] name a5, whose wallet is learnt late.
 func streamFills() []*events.Fill {
-	sol, btc := solPerp, btcPerp
+	sol, btc := kittest.SOLPerp, kittest.BTCPerp
 	return []*events.Fill{
-		fill(sol, at("2026-11-18T14:00:00Z"), 1, a1, a3, 1_000_000_000, 140*usd, 140*usd),     // before the window
-		fill(sol, at("2026-11-18T15:30:30Z"), 2, a2, a3, 2_000_000_000, 145*usd, 145*usd),     // before: the price 24 h ago
-		fill(sol, at("2026-11-18T15:31:00Z"), 3, a2, a3, 1_000_000_000, 150*usd, 150_500_000), // the window's first minute
-		fill(sol, at("2026-11-19T09:00:00Z"), 4, a3, a1, 3_000_000_000, 160*usd, 159*usd),     // the high
-		fill(sol, at("2026-11-19T15:30:59Z"), 5, a5, a4, 1_000_000_000, 155*usd, 155_500_000), // the last
-		fill(sol, at("2026-11-19T15:00:00Z"), 6, a4, "", 2_000_000_000, 130*usd, 131*usd),     // the low, with the AMM
-		fill(btc, at("2026-11-19T12:00:00Z"), 7, a1, a4, 100_000_000, 60_000*usd, 60_010*usd), // 6,000 USDC
-		fill(sol, at("2026-11-10T00:00:00Z"), 8, a6, a1, 3_000_000_000, 160*usd, 160*usd),     // 480 USDC
-		fill(btc, at("2026-11-12T00:00:00Z"), 9, a4, a5, 10_000_000, 58_000*usd, 58_000*usd),  // 580 USDC
+		fill(sol, kittest.At("2026-11-18T14:00:00Z"), 1, a1, a3, 1_000_000_000, 140*usd, 140*usd),     // before the window
+		fill(sol, kittest.At("2026-11-18T15:30:30Z"), 2, a2, a3, 2_000_000_000, 145*usd, 145*usd),     // before: the price 24 h ago
+		fill(sol, kittest.At("2026-11-18T15:31:00Z"), 3, a2, a3, 1_000_000_000, 150*usd, 150_500_000), // the window's first minute
+		fill(sol, kittest.At("2026-11-19T09:00:00Z"), 4, a3, a1, 3_000_000_000, 160*usd, 159*usd),     // the high
+		fill(sol, kittest.At("2026-11-19T15:30:59Z"), 5, a5, a4, 1_000_000_000, 155*usd, 155_500_000), // the last
+		fill(sol, kittest.At("2026-11-19T15:00:00Z"), 6, a4, "", 2_000_000_000, 130*usd, 131*usd),     // the low, with the AMM
+		fill(btc, kittest.At("2026-11-19T12:00:00Z"), 7, a1, a4, 100_000_000, 60_000*usd, 60_010*usd), // 6,000 USDC
+		fill(sol, kittest.At("2026-11-10T00:00:00Z"), 8, a6, a1, 3_000_000_000, 160*usd, 160*usd),     // 480 USDC
+		fill(btc, kittest.At("2026-11-12T00:00:00Z"), 9, a4, a5, 10_000_000, 58_000*usd, 58_000*usd),  // 580 USDC
 	}
 }
 
 // settlement is account's settled P&L (quote 1e6) at ts.
 func settlement(account string, ts int64, id int, pnl int64) *events.SettlePnl {
-	s := kittest.SettlePnl(solPerp, account, ts, id)
+	s := kittest.SettlePnl(kittest.SOLPerp, account, ts, id)
 	s.Pnl = events.NewAmount(pnl)
 	return s
 }
 
 func streamSettlements() []*events.SettlePnl {
 	return []*events.SettlePnl{
-		settlement(a1, at("2026-11-15T00:00:00Z"), 1, 100*usd),
-		settlement(a3, at("2026-11-16T00:00:00Z"), 2, -50*usd),
-		settlement(a4, at("2026-11-17T00:00:00Z"), 3, 100*usd),
-		settlement(a5, at("2026-11-18T00:00:00Z"), 4, 20*usd), // a5: before its wallet is known
+		settlement(a1, kittest.At("2026-11-15T00:00:00Z"), 1, 100*usd),
+		settlement(a3, kittest.At("2026-11-16T00:00:00Z"), 2, -50*usd),
+		settlement(a4, kittest.At("2026-11-17T00:00:00Z"), 3, 100*usd),
+		settlement(a5, kittest.At("2026-11-18T00:00:00Z"), 4, 20*usd), // a5: before its wallet is known
 	}
 }
 
@@ -100,18 +100,18 @@ func spotState(m kittest.Market, ts, slot, oracle int64, decimals int, rates boo
 var (
 	hour = int64(time.Hour / time.Second)
 	day  = 24 * hour
-	nowS = now.Unix()
+	nowS = kittest.DefaultNow.Unix()
 )
 
 func streamStates() []*events.MarketState {
 	return []*events.MarketState{
 		// The slots follow kittest.Fill's (300,000,000 + ts): this sample is later than the last fill.
-		perpState(solPerp, nowS, 300_000_000+nowS+100, 155_400_000, 155_600_000),
-		perpState(solPerp, nowS-20, 300_000_000+nowS-20, 150*usd, 150*usd), // older: changes nothing
-		spotState(usdc, nowS-2*hour, 400_000_100, 1*usd, 6, true, 50_000),
-		spotState(usdc, nowS-2*hour+60, 400_000_150, 1*usd, 6, true, 51_000), // the hour's last sample
-		spotState(usdc, nowS-10, 400_000_200, 1*usd, 6, true, 52_000),
-		spotState(solSpot, nowS-10, 400_000_200, 155*usd, 9, false, 0),
+		perpState(kittest.SOLPerp, nowS, 300_000_000+nowS+100, 155_400_000, 155_600_000),
+		perpState(kittest.SOLPerp, nowS-20, 300_000_000+nowS-20, 150*usd, 150*usd), // older: changes nothing
+		spotState(kittest.USDC, nowS-2*hour, 400_000_100, 1*usd, 6, true, 50_000),
+		spotState(kittest.USDC, nowS-2*hour+60, 400_000_150, 1*usd, 6, true, 51_000), // the hour's last sample
+		spotState(kittest.USDC, nowS-10, 400_000_200, 1*usd, 6, true, 52_000),
+		spotState(kittest.SOLSpot, nowS-10, 400_000_200, 155*usd, 9, false, 0),
 	}
 }
 
@@ -125,30 +125,30 @@ func funding(m kittest.Market, ts int64, id int, rate int64) *events.FundingRate
 
 func streamFunding() []*events.FundingRate {
 	return []*events.FundingRate{
-		funding(solPerp, nowS-2*hour, 1, 30_000),   // 0.003 %
-		funding(solPerp, nowS-10*hour, 2, 10_000),  // 0.001 %
-		funding(solPerp, nowS-3*day, 3, 50_000),    // 0.005 %
-		funding(solPerp, nowS-20*day, 4, -20_000),  // -0.002 %
-		funding(solPerp, nowS-200*day, 5, 100_000), // 0.01 %
-		funding(solPerp, nowS-400*day, 6, 900_000), // beyond a year
+		funding(kittest.SOLPerp, nowS-2*hour, 1, 30_000),   // 0.003 %
+		funding(kittest.SOLPerp, nowS-10*hour, 2, 10_000),  // 0.001 %
+		funding(kittest.SOLPerp, nowS-3*day, 3, 50_000),    // 0.005 %
+		funding(kittest.SOLPerp, nowS-20*day, 4, -20_000),  // -0.002 %
+		funding(kittest.SOLPerp, nowS-200*day, 5, 100_000), // 0.01 %
+		funding(kittest.SOLPerp, nowS-400*day, 6, 900_000), // beyond a year
 	}
 }
 
 func streamLiquidations() []*events.Liquidation {
 	perp := func(ts int64, id int, quote int64) *events.Liquidation {
-		l := kittest.Liquidation(solPerp, a2, ts, id)
+		l := kittest.Liquidation(kittest.SOLPerp, a2, ts, id)
 		l.CanceledOrderIDs = []string{}
 		l.LiquidatePerpQuoteAssetAmount = events.NewAmount(quote)
 		return l
 	}
 	spot := func(ts int64, id int) *events.Liquidation {
-		l := kittest.Liquidation(solPerp, a2, ts, id)
+		l := kittest.Liquidation(kittest.SOLPerp, a2, ts, id)
 		l.CanceledOrderIDs = []string{"7", "8"}
 		l.LiquidationType = events.LiquidationTypeSpot
 		l.LiquidatePerpMarketIndex, l.LiquidatePerpOraclePrice, l.LiquidatePerpBaseAssetAmount = nil, "", ""
 		l.LiquidatePerpQuoteAssetAmount, l.LiquidatePerpLpShares, l.LiquidatePerpFillRecordID = "", "", ""
 		l.LiquidatePerpUserOrderID, l.LiquidatePerpLiquidatorOrderID, l.LiquidatePerpLiquidatorFee, l.LiquidatePerpIfFee = "", "", "", ""
-		l.LiquidateSpotAssetMarketIndex, l.LiquidateSpotLiabilityMarketIndex = new(solSpot.Index), new(usdc.Index)
+		l.LiquidateSpotAssetMarketIndex, l.LiquidateSpotLiabilityMarketIndex = new(kittest.SOLSpot.Index), new(kittest.USDC.Index)
 		l.LiquidateSpotAssetPrice, l.LiquidateSpotAssetTransfer = "155000000", "3300000000"
 		l.LiquidateSpotLiabilityPrice, l.LiquidateSpotLiabilityTransfer = "1000000", events.NewAmount(500*usd) // 500 USDC
 		l.LiquidateSpotIfFee = "0"
@@ -181,7 +181,7 @@ func streamLiquidations() []*events.Liquidation {
 		l.LiquidationType = events.LiquidationTypeSpotBankruptcy
 		l.PerpBankruptcyMarketIndex, l.PerpBankruptcyPnl, l.PerpBankruptcyIfPayment = nil, "", ""
 		l.PerpBankruptcyClawbackUserPayment, l.PerpBankruptcyCumulativeFundingRateDelta = "", ""
-		l.SpotBankruptcyMarketIndex = new(solSpot.Index)
+		l.SpotBankruptcyMarketIndex = new(kittest.SOLSpot.Index)
 		l.SpotBankruptcyBorrowAmount, l.SpotBankruptcyIfPayment = "2000000000", "1000000000" // 2 and 1 SOL
 		l.SpotBankruptcyCumulativeDepositInterestDelta = "0"
 		return l
@@ -198,7 +198,7 @@ func streamLiquidations() []*events.Liquidation {
 
 // ifFlow is a movement of amount into USDC's insurance fund at ts, its vault then before.
 func ifFlow(ts int64, id int, before, amount int64) *events.InsuranceFund {
-	r := kittest.InsuranceFund(usdc, ts, id)
+	r := kittest.InsuranceFund(kittest.USDC, ts, id)
 	r.InsuranceVaultAmountBefore, r.Amount = events.NewAmount(before), events.NewAmount(amount)
 	return r
 }
@@ -209,7 +209,7 @@ func streamInsurance() ([]*events.InsuranceFund, []*events.IFStake) {
 		ifFlow(nowS-3*day, 2, 1_999_500, 500),
 		ifFlow(nowS-2*hour, 3, 2_000_000, 1000),
 	}
-	stake := kittest.IFStake(usdc, nowS-hour, 1, false)
+	stake := kittest.IFStake(kittest.USDC, nowS-hour, 1, false)
 	stake.Amount, stake.InsuranceVaultAmountBefore = "10000", "2001000"
 	stake.UserIfSharesAfter, stake.TotalIfSharesAfter = "10", "110"
 	return flows, []*events.IFStake{stake}
@@ -218,7 +218,7 @@ func streamInsurance() ([]*events.InsuranceFund, []*events.IFStake) {
 func streamVaults() []*events.Vault {
 	v := func(ts, slot, value int64) *events.Vault {
 		return &events.Vault{
-			Ts: ts, Slot: slot, Vault: key(301), Name: "Supercharger", Manager: key(302), SpotMarketIndex: 0, Symbol: "USDC",
+			Ts: ts, Slot: slot, Vault: kittest.Key(301), Name: "Supercharger", Manager: kittest.Key(302), SpotMarketIndex: 0, Symbol: "USDC",
 			TotalShares: "1000000000", TotalDeposits: "1200000000", TotalWithdraws: "200000000", NetDeposits: "1000000000",
 			TotalAccountValue: events.NewAmount(value), ManagementFee: "20000", ProfitShare: "200000",
 		}
@@ -269,11 +269,11 @@ func streamMessages(t *testing.T) []events.Message {
 		out = append(out, encode(t, events.TopicParams, r)...)
 	}
 	// SOL's balances come from its deposits: its state samples carry no lending.
-	dep := kittest.Deposit(solSpot, nowS-hour, 1, false)
+	dep := kittest.Deposit(kittest.SOLSpot, nowS-hour, 1, false)
 	dep.MarketDepositBalance, dep.MarketWithdrawBalance = "7000000000000", "2000000000000"
 	out = append(out, encode(t, events.TopicDeposits, dep)...)
 	for i := range 25 {
-		out = append(out, encode(t, events.TopicSwaps, kittest.Swap(usdc, solSpot, nowS-int64(i)*hour, i+1))...)
+		out = append(out, encode(t, events.TopicSwaps, kittest.Swap(kittest.USDC, kittest.SOLSpot, nowS-int64(i)*hour, i+1))...)
 	}
 	return out
 }

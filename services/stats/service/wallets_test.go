@@ -26,8 +26,8 @@ func standing(t *testing.T, s *kittest.Stack, authority, query string) stats.Sta
 // counts for the wallet once the record comes; either delivered again changes nothing.
 func TestFillBeforeItsWallet(t *testing.T) {
 	s := start(t)
-	wallet, account, other := key(401), key(402), key(403)
-	f := fill(solPerp, nowS-hour, 1, account, other, 1_000_000_000, 150*usd, 150*usd)
+	wallet, account, other := kittest.Key(401), kittest.Key(402), kittest.Key(403)
+	f := fill(kittest.SOLPerp, nowS-hour, 1, account, other, 1_000_000_000, 150*usd, 150*usd)
 	feed(t, s, encode(t, events.TopicFills, f)...)
 	if st := standing(t, s, wallet, ""); st.Volume != "0" || st.Rank.Taker != nil {
 		t.Fatalf("before its record the wallet has %+v", st)
@@ -53,7 +53,7 @@ func TestFillBeforeItsWallet(t *testing.T) {
 	feed(t, s, encode(t, events.TopicNewUsers, user)...)
 	check("after both again", want)
 	s.Restart(t, "stats", true)
-	feed(t, s, encode(t, events.TopicFills, fill(solPerp, nowS-hour+1, 2, account, other, 2_000_000_000, 150*usd, 150*usd))...)
+	feed(t, s, encode(t, events.TopicFills, fill(kittest.SOLPerp, nowS-hour+1, 2, account, other, 2_000_000_000, 150*usd, 150*usd))...)
 	want.Volume, want.TakerVolume = "450000000", "450000000"
 	check("after a rewound restart and a fill of the known account", want)
 }
@@ -66,12 +66,12 @@ func TestAttributionUnderConcurrency(t *testing.T) {
 	s := kittest.Start(t, pgServer, kittest.Options{Settings: set, Partitions: 6}, service.Service())
 	rng := rand.New(rand.NewPCG(7, 8))
 	const accounts, fills = 120, 1500
-	acct := func(i int) string { return key(1000 + i) }
-	wal := func(i int) string { return key(5000 + i%40) } // 40 wallets of 3 accounts
+	acct := func(i int) string { return kittest.Key(1000 + i) }
+	wal := func(i int) string { return kittest.Key(5000 + i%40) } // 40 wallets of 3 accounts
 	taker := map[string]int64{}
 	var msgs []events.Message
 	users := rng.Perm(accounts)
-	markets := []kittest.Market{solPerp, btcPerp, kittest.Market{Symbol: "ETH-PERP", Index: 2, Type: events.MarketTypePerp}}
+	markets := []kittest.Market{kittest.SOLPerp, kittest.BTCPerp, kittest.Market{Symbol: "ETH-PERP", Index: 2, Type: events.MarketTypePerp}}
 	for i := range fills {
 		a := rng.IntN(accounts)
 		base := int64(1+rng.IntN(9)) * 100_000_000
@@ -106,12 +106,12 @@ func TestAttributionUnderConcurrency(t *testing.T) {
 func TestMonthRollsOver(t *testing.T) {
 	clock := time.Date(2026, 11, 1, 0, 0, 30, 0, time.UTC)
 	s := kittest.Start(t, pgServer, kittest.Options{Now: clock}, service.Service())
-	wallet, account := key(601), key(602)
+	wallet, account := kittest.Key(601), kittest.Key(602)
 	feed(t, s, encode(t, events.TopicNewUsers, &events.NewUser{Ts: clock.Unix() - day, TxSig: kittest.Sig("nuser", 1), Slot: 1,
 		UserAuthority: wallet, User: account, Name: "Main"})...)
 	feed(t, s, encode(t, events.TopicFills,
-		fill(solPerp, at("2026-10-31T23:59:59Z"), 1, account, "", 1_000_000_000, 100*usd, 100*usd),
-		fill(solPerp, at("2026-11-01T00:00:00Z"), 2, account, "", 2_000_000_000, 100*usd, 100*usd))...)
+		fill(kittest.SOLPerp, kittest.At("2026-10-31T23:59:59Z"), 1, account, "", 1_000_000_000, 100*usd, 100*usd),
+		fill(kittest.SOLPerp, kittest.At("2026-11-01T00:00:00Z"), 2, account, "", 2_000_000_000, 100*usd, 100*usd))...)
 	for _, tc := range []struct{ query, month, volume string }{
 		{"", "2026-11", "200000000"},
 		{"?month=2026-11", "2026-11", "200000000"},
