@@ -8,7 +8,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tidemark/tidemark/platform/ingest"
-	"github.com/tidemark/tidemark/platform/pg/pgtest"
 )
 
 // The three benchmarks write the same rows to the same table, so their rows/s compare the
@@ -19,8 +18,7 @@ const benchBatch = 2000
 // BenchmarkRawCopy is the baseline: COPY straight into the table, one transaction per batch.
 func BenchmarkRawCopy(b *testing.B) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(b, srv)
-	newItemsDB(b, pool)
+	pool := newItemsPool(b)
 	table := itemsTable()
 	items := genItems(0, b.N*benchBatch)
 	b.ResetTimer()
@@ -41,8 +39,7 @@ func BenchmarkRawCopy(b *testing.B) {
 // BenchmarkTableInsert is Table.Insert alone, one transaction per batch.
 func BenchmarkTableInsert(b *testing.B) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(b, srv)
-	newItemsDB(b, pool)
+	pool := newItemsPool(b)
 	table := itemsTable()
 	items := genItems(0, b.N*benchBatch)
 	b.ResetTimer()
@@ -65,8 +62,7 @@ func BenchmarkTableInsert(b *testing.B) {
 // BenchmarkIngest is the whole loop: fetch from the embedded broker, decode JSON, Insert, store
 // offsets, commit. The messages are produced before the timer starts.
 func BenchmarkIngest(b *testing.B) {
-	pool := pgtest.NewPool(b, srv)
-	newItemsDB(b, pool)
+	pool := newItemsPool(b)
 	kc := startBroker(b)
 	n := b.N * benchBatch
 	produceItems(b, kc, genItems(0, n))
@@ -93,8 +89,7 @@ func BenchmarkIngest(b *testing.B) {
 // previous one, as when an upstream producer re-sends.
 func BenchmarkTableInsertHalfKnown(b *testing.B) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(b, srv)
-	newItemsDB(b, pool)
+	pool := newItemsPool(b)
 	table := itemsTable()
 	items := genItems(0, (b.N+1)*benchBatch/2)
 	b.ResetTimer()

@@ -142,8 +142,7 @@ func TestConsumerIngestsReplayedBatchOnce(t *testing.T) {
 }
 
 func TestConsumerCrashBetweenDBAndKafkaCommit(t *testing.T) {
-	pool := pgtest.NewPool(t, srv)
-	newItemsDB(t, pool)
+	pool := newItemsPool(t)
 	kc := startBroker(t)
 
 	produceItems(t, kc, genItems(0, 400))
@@ -376,8 +375,7 @@ func TestNewConsumerValidates(t *testing.T) {
 // TestConsumersOfTwoServicesShareARegistry: the dev stack runs every service in one process with one
 // registry; each registers through its service label, and each one's counts stay its own.
 func TestConsumersOfTwoServicesShareARegistry(t *testing.T) {
-	pool := pgtest.NewPool(t, srv)
-	newItemsDB(t, pool)
+	pool := newItemsPool(t)
 	kc := startBroker(t)
 	reg := prometheus.NewRegistry()
 	var a, b itemSink
@@ -520,8 +518,7 @@ func TestConsumerRefusedValuesToDLQ(t *testing.T) {
 // holds all of its partitions, of both topics, and one transaction writes them.
 func TestTopicsKeyedAlikeShareAWriter(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t, srv)
-	newItemsDB(t, pool)
+	pool := newItemsPool(t)
 	topics := []string{"orders", "actions"}
 	e, err := kafka.StartEmbedded(ctx, kafka.EmbeddedOptions{Partitions: 2, Topics: topics})
 	if err != nil {
@@ -596,8 +593,7 @@ func TestTopicsKeyedAlikeShareAWriter(t *testing.T) {
 // TestConsumerRetriesABatchFailedBeforeItsCommit: a batch whose attempt fails after its sinks wrote
 // (Deps.BeforeCommit) is rolled back and written again from its records, once.
 func TestConsumerRetriesABatchFailedBeforeItsCommit(t *testing.T) {
-	pool := pgtest.NewPool(t, srv)
-	newItemsDB(t, pool)
+	pool := newItemsPool(t)
 	kc := startBroker(t)
 	var mu sync.Mutex
 	attempts := map[int]int{} // attempt -> how many batches reached it

@@ -102,6 +102,14 @@ func itemsTable() ingest.Table[item] {
 var base = time.Date(2026, 10, 31, 0, 0, 0, 0, time.UTC)
 
 // newItemsDB returns a fresh database holding test.items with partitions for base's months.
+// newItemsPool is a pool on a fresh database of the package's server, with the items table.
+func newItemsPool(tb testing.TB) *pgxpool.Pool {
+	tb.Helper()
+	pool := pgtest.NewPool(tb, srv)
+	newItemsDB(tb, pool)
+	return pool
+}
+
 func newItemsDB(tb testing.TB, pool *pgxpool.Pool) {
 	tb.Helper()
 	ctx := context.Background()

@@ -54,8 +54,7 @@ func TestConsumerSchemaVersion(t *testing.T) {
 // TestConsumerContinuesTheProducersTrace: each batch is one span, linked to the spans that produced
 // its messages, and what the sinks write runs inside it.
 func TestConsumerContinuesTheProducersTrace(t *testing.T) {
-	pool := pgtest.NewPool(t, srv)
-	newItemsDB(t, pool)
+	pool := newItemsPool(t)
 	kc := startBroker(t)
 	spans := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))

@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/tidemark/tidemark/platform/ingest"
-	"github.com/tidemark/tidemark/platform/pg/pgtest"
 )
 
 func ids(items []item) []string {
@@ -24,8 +23,7 @@ func ids(items []item) []string {
 
 func TestTableInsertDedupes(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t, srv)
-	newItemsDB(t, pool)
+	pool := newItemsPool(t)
 	table := itemsTable()
 
 	mk := func(k int, amount string) item {
@@ -80,8 +78,7 @@ func TestTableInsertDedupes(t *testing.T) {
 
 func TestTableInsertRolledBack(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t, srv)
-	newItemsDB(t, pool)
+	pool := newItemsPool(t)
 	table := itemsTable()
 	// One session, so both transactions share the staging table.
 	conn, err := pool.Acquire(ctx)
@@ -118,8 +115,7 @@ func TestTableInsertRolledBack(t *testing.T) {
 // only the COPY it guarded, never an earlier Insert of the same transaction.
 func TestTableInsertsShareATransaction(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t, srv)
-	newItemsDB(t, pool)
+	pool := newItemsPool(t)
 	table := itemsTable()
 	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		_, err := table.Insert(ctx, tx, genItems(1, 1))
@@ -164,8 +160,7 @@ type amount string
 
 func TestTableNumericValues(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t, srv)
-	newItemsDB(t, pool)
+	pool := newItemsPool(t)
 
 	huge, _ := new(big.Int).SetString("-123456789012345678901234567890123456789", 10)
 	var num pgtype.Numeric
@@ -221,8 +216,7 @@ func TestTableNumericValues(t *testing.T) {
 
 func TestTableInsertErrors(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t, srv)
-	newItemsDB(t, pool)
+	pool := newItemsPool(t)
 	good := itemsTable()
 	tests := []struct {
 		name  string
@@ -269,8 +263,7 @@ func TestTableInsertErrors(t *testing.T) {
 
 func TestTableTextValues(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t, srv)
-	newItemsDB(t, pool)
+	pool := newItemsPool(t)
 	table := itemsTable()
 	notes := []string{"tab\there", "line\nbreak", `back\slash`, "cr\rlf", `\N`, "", "ünïcode ✓"}
 	recs := genItems(0, len(notes))
