@@ -35,7 +35,7 @@ func exportCSV(t *testing.T, s *kittest.Stack, query string) (int, string, strin
 func TestExportsOfTheAccounts(t *testing.T) {
 	s := start(t)
 	seed(t, s)
-	from, to := at("2026-11-18T00:00:00Z"), at("2026-11-19T23:59:59Z")
+	from, to := kittest.At("2026-11-18T00:00:00Z"), kittest.At("2026-11-19T23:59:59Z")
 	cases := []struct {
 		fileType, series, market string
 		accounts                 []string

@@ -22,19 +22,8 @@ func start(t *testing.T) *kittest.Stack {
 	return kittest.Start(t, pgServer, kittest.Options{}, service.Service())
 }
 
-var (
-	now     = kittest.DefaultNow
-	key     = kittest.Key
-	at      = kittest.At
-	solPerp = kittest.SOLPerp
-	btcPerp = kittest.BTCPerp
-	betMkt  = kittest.BetMkt
-	usdc    = kittest.USDC
-	solSpot = kittest.SOLSpot
-)
-
 // taker and maker are the accounts of kittest.Fill's fills.
-var taker, maker = key(2), key(3)
+var taker, maker = kittest.Key(2), kittest.Key(3)
 
 func encode(t *testing.T, topic string, recs ...events.Record) []events.Message {
 	t.Helper()

@@ -73,7 +73,7 @@ func TestIngestRules(t *testing.T) {
 	// Every message delivered again, as by an indexer that reads blocks again after a crash: the
 	// consumer reads every topic from the start.
 	s.Restart(t, "user", true)
-	late := fill(solPerp, at("2026-11-19T12:00:00Z"), 50, events.DirectionShort, 1_000_000_000, 150_000_000)
+	late := fill(kittest.SOLPerp, kittest.At("2026-11-19T12:00:00Z"), 50, events.DirectionShort, 1_000_000_000, 150_000_000)
 	s.Ingest(t, encode(t, events.TopicFills, late)...)
 	after := counts(t, s)
 	if after["fills"] != before["fills"]+2 {
@@ -87,9 +87,9 @@ func TestIngestRules(t *testing.T) {
 	// Malformed messages: the DLQ gets them with a reason, and the fill after them is stored.
 	w := s.Kafka.NewWriter(events.TopicFills)
 	defer w.Close()
-	good := fill(solPerp, at("2026-11-19T13:00:00Z"), 51, events.DirectionLong, 1_000_000_000, 150_000_000)
+	good := fill(kittest.SOLPerp, kittest.At("2026-11-19T13:00:00Z"), 51, events.DirectionLong, 1_000_000_000, 150_000_000)
 	goodMsg := encode(t, events.TopicFills, good)[0]
-	invalid := fill(solPerp, 1, 52, events.DirectionLong, 1_000_000_000, 150_000_000)
+	invalid := fill(kittest.SOLPerp, 1, 52, events.DirectionLong, 1_000_000_000, 150_000_000)
 	invalidJSON, _ := json.Marshal(invalid)
 	bad := []kafkago.Message{
 		{Key: []byte("0"), Value: []byte(`{"ts":`)},
@@ -132,17 +132,17 @@ type recorder struct{ msgs []events.Message }
 // of order, in several batches and some twice: the order ends as its newest event says.
 func TestOrdersFoldedFromOutOfOrderAndReplayedActions(t *testing.T) {
 	s := start(t)
-	t0 := at("2026-11-19T10:00:00Z")
+	t0 := kittest.At("2026-11-19T10:00:00Z")
 	fillOf := func(id int, ts int64, cumBase, cumQuote int64) *events.Fill {
-		f := fill(solPerp, ts, id, events.DirectionLong, 1_000_000_000, 150_000_000)
+		f := fill(kittest.SOLPerp, ts, id, events.DirectionLong, 1_000_000_000, 150_000_000)
 		f.TakerOrderID, f.TakerOrderBaseAssetAmount = "500", "3000000000"
 		f.TakerOrderCumulativeBaseAssetAmountFilled, f.TakerOrderCumulativeQuoteAssetAmountFilled = events.NewAmount(cumBase), events.NewAmount(cumQuote)
 		return f
 	}
 	f1, f2 := fillOf(1, t0+10, 1_000_000_000, 150_000_000), fillOf(2, t0+20, 2_000_000_000, 300_000_000)
-	place := kittest.OrderAction(solPerp, taker, 500, t0, events.ActionPlace, events.DirectionLong, 3_000_000_000)
-	cancel := kittest.OrderAction(solPerp, taker, 500, t0+30, events.ActionCancel, events.DirectionLong, 3_000_000_000)
-	record := kittest.Order(solPerp, taker, 500, t0, events.DirectionLong, 3_000_000_000, 150_000_000, 2_000_000_000, 300_000_000,
+	place := kittest.OrderAction(kittest.SOLPerp, taker, 500, t0, events.ActionPlace, events.DirectionLong, 3_000_000_000)
+	cancel := kittest.OrderAction(kittest.SOLPerp, taker, 500, t0+30, events.ActionCancel, events.DirectionLong, 3_000_000_000)
+	record := kittest.Order(kittest.SOLPerp, taker, 500, t0, events.DirectionLong, 3_000_000_000, 150_000_000, 2_000_000_000, 300_000_000,
 		105_000, t0+20, events.LastActionPartialFill)
 	for _, batch := range [][]events.Message{
 		encode(t, events.TopicFills, f2),
@@ -196,8 +196,8 @@ func TestARetriedBatchMovesPositions(t *testing.T) {
 	}
 	var recs []any
 	for i, f := range []*events.Fill{
-		fill(solPerp, at("2026-11-19T10:00:00Z"), 1, events.DirectionLong, 2_000_000_000, 300_000_000),
-		fill(solPerp, at("2026-11-19T10:01:00Z"), 2, events.DirectionShort, 1_000_000_000, 160_000_000),
+		fill(kittest.SOLPerp, kittest.At("2026-11-19T10:00:00Z"), 1, events.DirectionLong, 2_000_000_000, 300_000_000),
+		fill(kittest.SOLPerp, kittest.At("2026-11-19T10:01:00Z"), 2, events.DirectionShort, 1_000_000_000, 160_000_000),
 	} {
 		m := encode(t, events.TopicFills, f)[0]
 		rec, err := sink.Decode(ingest.Message{Topic: m.Topic, Key: m.Key, Value: m.Value})

@@ -21,7 +21,7 @@ func earlierLiquidation(account string, ts int64, id int) string {
 		"liquidationId":%d,"bankrupt":false,"canceledOrderIds":null,"liquidateSpot_assetMarketIndex":1,
 		"liquidateSpot_assetPrice":"150000000","liquidateSpot_assetTransfer":"3000000000",
 		"liquidateSpot_liabilityMarketIndex":0,"liquidateSpot_liabilityPrice":"1000000",
-		"liquidateSpot_liabilityTransfer":"450000000","liquidateSpot_ifFee":"2000"}`, ts, id, account, key(91), id)
+		"liquidateSpot_liabilityTransfer":"450000000","liquidateSpot_ifFee":"2000"}`, ts, id, account, kittest.Key(91), id)
 }
 
 // TestLiquidationsOfEveryType: a liquidation of each of the six types, and one whose message has the
@@ -30,12 +30,12 @@ func earlierLiquidation(account string, ts int64, id int) string {
 // the document.
 func TestLiquidationsOfEveryType(t *testing.T) {
 	s := start(t)
-	account := key(60)
-	day := at("2026-11-19T09:00:00Z")
+	account := kittest.Key(60)
+	day := kittest.At("2026-11-19T09:00:00Z")
 	var want []*events.Liquidation // oldest first
 	var msgs []events.Message
 	for i, kind := range kittest.LiquidationTypes {
-		l := kittest.LiquidationOf(kind, solPerp, solSpot, account, day+int64(i), i+1)
+		l := kittest.LiquidationOf(kind, kittest.SOLPerp, kittest.SOLSpot, account, day+int64(i), i+1)
 		want = append(want, l)
 		msgs = append(msgs, encode(t, events.TopicLiquidations, l)...)
 	}
@@ -103,14 +103,14 @@ func TestLiquidationsOfEveryType(t *testing.T) {
 // field is given the ones it lacks by the schema's migration, keeping its own.
 func TestLiquidationsStoredBeforeEveryField(t *testing.T) {
 	s := start(t)
-	account := key(61)
-	day := at("2026-11-19T09:00:00Z")
+	account := kittest.Key(61)
+	day := kittest.At("2026-11-19T09:00:00Z")
 	// Stored as the earlier sink stored it: the message's JSON, null cancelled orders made [].
 	stored := func(ts int64, id int) string {
 		return strings.Replace(earlierLiquidation(account, ts, id), `"canceledOrderIds":null`, `"canceledOrderIds":[]`, 1)
 	}
 	old, withFlags := stored(day, 1), strings.Replace(stored(day+1, 2), `"bankrupt":false`, `"bankrupt":false,"bitFlags":1`, 1)
-	s.Ingest(t, encode(t, events.TopicLiquidations, kittest.LiquidationOf(events.LiquidationTypePerp, solPerp, solSpot, account, day+2, 3))...)
+	s.Ingest(t, encode(t, events.TopicLiquidations, kittest.LiquidationOf(events.LiquidationTypePerp, kittest.SOLPerp, kittest.SOLSpot, account, day+2, 3))...)
 	ctx := context.Background()
 	for i, rec := range []string{old, withFlags} {
 		if _, err := s.Pool.Exec(ctx, `INSERT INTO users.liquidations (account, ts, tx_sig, tx_sig_index, spot_market, record)
@@ -134,5 +134,5 @@ func TestLiquidationsStoredBeforeEveryField(t *testing.T) {
 		}
 		kittest.CheckLiquidation(t, rec, r.(*events.Liquidation))
 	}
-	kittest.CheckLiquidation(t, l.Records[2], kittest.LiquidationOf(events.LiquidationTypePerp, solPerp, solSpot, account, day+2, 3))
+	kittest.CheckLiquidation(t, l.Records[2], kittest.LiquidationOf(events.LiquidationTypePerp, kittest.SOLPerp, kittest.SOLSpot, account, day+2, 3))
 }

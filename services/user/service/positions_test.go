@@ -33,7 +33,7 @@ func sequence(first int, t0 int64, takerAccount, makerAccount string) []*events.
 	}
 	var out []*events.Fill
 	for i, st := range steps {
-		f := fill(solPerp, t0+int64(i)*60, first+i, st.dir, st.base*1_000_000_000, st.quote*1_000_000)
+		f := fill(kittest.SOLPerp, t0+int64(i)*60, first+i, st.dir, st.base*1_000_000_000, st.quote*1_000_000)
 		f.Taker, f.Maker = takerAccount, makerAccount
 		out = append(out, f)
 	}
@@ -45,7 +45,7 @@ func sequence(first int, t0 int64, takerAccount, makerAccount string) []*events.
 // by hand; the maker, on the other side of each fill, closes its own.
 func TestClosedPositionsByHand(t *testing.T) {
 	s := start(t)
-	t0 := at("2026-11-19T10:00:00Z")
+	t0 := kittest.At("2026-11-19T10:00:00Z")
 	fills := sequence(1, t0, taker, maker)
 	recs := make([]events.Record, len(fills))
 	for i, f := range fills {
@@ -79,9 +79,9 @@ func TestClosedPositionsByHand(t *testing.T) {
 // leaves the same closed positions as the whole sequence in order.
 func TestLateFillDerivesThePositionsAgain(t *testing.T) {
 	s := start(t)
-	t0 := at("2026-11-19T10:00:00Z")
-	inOrder := sequence(1, t0, key(50), key(51))
-	late := sequence(101, t0, key(60), key(61))
+	t0 := kittest.At("2026-11-19T10:00:00Z")
+	inOrder := sequence(1, t0, kittest.Key(50), kittest.Key(51))
+	late := sequence(101, t0, kittest.Key(60), kittest.Key(61))
 	var first []events.Record
 	for _, f := range inOrder {
 		first = append(first, f)
@@ -93,7 +93,7 @@ func TestLateFillDerivesThePositionsAgain(t *testing.T) {
 	}
 	s.Ingest(t, encode(t, events.TopicFills, first...)...)
 	s.Ingest(t, encode(t, events.TopicFills, late[1])...) // the "add 1 at 130", after the rest
-	for _, pair := range [][2]string{{key(50), key(60)}, {key(51), key(61)}} {
+	for _, pair := range [][2]string{{kittest.Key(50), kittest.Key(60)}, {kittest.Key(51), kittest.Key(61)}} {
 		var a, b list
 		s.GetJSON(t, "/user/"+pair[0]+"/positions", http.StatusOK, &a)
 		s.GetJSON(t, "/user/"+pair[1]+"/positions", http.StatusOK, &b)
@@ -116,7 +116,7 @@ func TestLateFillDerivesThePositionsAgain(t *testing.T) {
 // one at a time (each then a late fill but the first).
 func TestPositionsFollowTheFillRecordIDs(t *testing.T) {
 	s := start(t)
-	t0 := at("2026-11-19T10:00:00Z")
+	t0 := kittest.At("2026-11-19T10:00:00Z")
 	closed := func(account string) map[string]position {
 		t.Helper()
 		var l list
@@ -130,7 +130,7 @@ func TestPositionsFollowTheFillRecordIDs(t *testing.T) {
 		return out
 	}
 	// The by-hand sequence, each fill a minute after the one before.
-	reference := sequence(1, t0, key(80), key(81))
+	reference := sequence(1, t0, kittest.Key(80), kittest.Key(81))
 	var recs []events.Record
 	for _, f := range reference {
 		recs = append(recs, f)
@@ -145,13 +145,13 @@ func TestPositionsFollowTheFillRecordIDs(t *testing.T) {
 		}
 		return fills
 	}
-	batch := oneSlot(101, key(82), key(83))
+	batch := oneSlot(101, kittest.Key(82), kittest.Key(83))
 	recs = recs[:0]
 	for _, i := range []int{3, 0, 4, 2, 1} {
 		recs = append(recs, batch[i])
 	}
 	s.Ingest(t, encode(t, events.TopicFills, recs...)...)
-	singly := oneSlot(201, key(84), key(85))
+	singly := oneSlot(201, kittest.Key(84), kittest.Key(85))
 	for i := len(singly) - 1; i >= 0; i-- {
 		s.Ingest(t, encode(t, events.TopicFills, singly[i])...)
 	}
@@ -160,8 +160,8 @@ func TestPositionsFollowTheFillRecordIDs(t *testing.T) {
 		name         string
 		taker, maker string
 		first        int
-	}{{"one batch", key(82), key(83), 101}, {"one at a time, newest first", key(84), key(85), 201}} {
-		for _, pair := range [][2]string{{key(80), c.taker}, {key(81), c.maker}} {
+	}{{"one batch", kittest.Key(82), kittest.Key(83), 101}, {"one at a time, newest first", kittest.Key(84), kittest.Key(85), 201}} {
+		for _, pair := range [][2]string{{kittest.Key(80), c.taker}, {kittest.Key(81), c.maker}} {
 			want, got := closed(pair[0]), closed(pair[1])
 			if len(want) != 3 || len(got) != len(want) {
 				t.Fatalf("%s: %d closed positions of %s, want %d", c.name, len(got), pair[1], len(want))

@@ -23,36 +23,36 @@ func seed(t *testing.T, s *kittest.Stack) {
 // seedInto records seed's messages.
 func seedInto(t *testing.T, out *recorder) {
 	t.Helper()
-	day1, day2 := at("2026-11-18T09:00:00Z"), at("2026-11-19T09:00:00Z")
+	day1, day2 := kittest.At("2026-11-18T09:00:00Z"), kittest.At("2026-11-19T09:00:00Z")
 	var msgs []events.Message
 	msgs = append(msgs, encode(t, events.TopicFills,
-		fill(solPerp, day1, 1, events.DirectionLong, 2_000_000_000, 300_000_000),
-		fill(solPerp, day2, 2, events.DirectionShort, 1_000_000_000, 151_000_000),
-		fill(betMkt, day2+60, 3, events.DirectionLong, 1_000_000_000, 620_000),
-		fill(solSpot, day2+120, 4, events.DirectionLong, 1_000_000_000, 149_000_000),
+		fill(kittest.SOLPerp, day1, 1, events.DirectionLong, 2_000_000_000, 300_000_000),
+		fill(kittest.SOLPerp, day2, 2, events.DirectionShort, 1_000_000_000, 151_000_000),
+		fill(kittest.BetMkt, day2+60, 3, events.DirectionLong, 1_000_000_000, 620_000),
+		fill(kittest.SOLSpot, day2+120, 4, events.DirectionLong, 1_000_000_000, 149_000_000),
 	)...)
 	msgs = append(msgs, encode(t, events.TopicOrders,
-		kittest.Order(solPerp, taker, 10_001, day1-5, events.DirectionLong, 2_000_000_000, 150_000_000, 2_000_000_000, 300_000_000, 105, day1, events.LastActionFilled),
+		kittest.Order(kittest.SOLPerp, taker, 10_001, day1-5, events.DirectionLong, 2_000_000_000, 150_000_000, 2_000_000_000, 300_000_000, 105, day1, events.LastActionFilled),
 	)...)
 	msgs = append(msgs, encode(t, events.TopicOrderActions,
-		kittest.OrderAction(solPerp, taker, 10_001, day1-5, events.ActionPlace, events.DirectionLong, 2_000_000_000),
-		kittest.OrderAction(solPerp, taker, 10_002, day2-5, events.ActionPlace, events.DirectionShort, 1_000_000_000),
-		kittest.OrderAction(betMkt, taker, 10_003, day2+55, events.ActionPlace, events.DirectionLong, 1_000_000_000),
-		kittest.OrderAction(solSpot, taker, 10_004, day2+100, events.ActionPlace, events.DirectionLong, 1_000_000_000),
+		kittest.OrderAction(kittest.SOLPerp, taker, 10_001, day1-5, events.ActionPlace, events.DirectionLong, 2_000_000_000),
+		kittest.OrderAction(kittest.SOLPerp, taker, 10_002, day2-5, events.ActionPlace, events.DirectionShort, 1_000_000_000),
+		kittest.OrderAction(kittest.BetMkt, taker, 10_003, day2+55, events.ActionPlace, events.DirectionLong, 1_000_000_000),
+		kittest.OrderAction(kittest.SOLSpot, taker, 10_004, day2+100, events.ActionPlace, events.DirectionLong, 1_000_000_000),
 	)...)
-	sw := kittest.Swap(usdc, solSpot, day2, 1)
+	sw := kittest.Swap(kittest.USDC, kittest.SOLSpot, day2, 1)
 	sw.User = taker
 	msgs = append(msgs, encode(t, events.TopicSwaps, sw)...)
 	for _, a := range []string{taker, maker} {
-		d, r := kittest.Deposit(usdc, day2, 1, false), kittest.Deposit(usdc, day2+5, 2, true)
+		d, r := kittest.Deposit(kittest.USDC, day2, 1, false), kittest.Deposit(kittest.USDC, day2+5, 2, true)
 		d.User, r.User = a, a
 		msgs = append(msgs, encode(t, events.TopicDeposits, d, r)...)
-		msgs = append(msgs, encode(t, events.TopicSettlePnl, kittest.SettlePnl(solPerp, a, day2, 1))...)
-		msgs = append(msgs, encode(t, events.TopicFundingPayments, kittest.FundingPayment(solPerp, a, day2, 1, -1500))...)
-		msgs = append(msgs, encode(t, events.TopicLiquidations, kittest.Liquidation(solPerp, a, day2, 1))...)
-		msgs = append(msgs, encode(t, events.TopicLP, kittest.PerpLP(solPerp, a, day2, 1))...)
+		msgs = append(msgs, encode(t, events.TopicSettlePnl, kittest.SettlePnl(kittest.SOLPerp, a, day2, 1))...)
+		msgs = append(msgs, encode(t, events.TopicFundingPayments, kittest.FundingPayment(kittest.SOLPerp, a, day2, 1, -1500))...)
+		msgs = append(msgs, encode(t, events.TopicLiquidations, kittest.Liquidation(kittest.SOLPerp, a, day2, 1))...)
+		msgs = append(msgs, encode(t, events.TopicLP, kittest.PerpLP(kittest.SOLPerp, a, day2, 1))...)
 		for h := int64(0); h < 30; h++ {
-			ts := now.Unix() - now.Unix()%3600 - h*3600 + 60
+			ts := kittest.DefaultNow.Unix() - kittest.DefaultNow.Unix()%3600 - h*3600 + 60
 			msgs = append(msgs, encode(t, events.TopicAccountSnapshots,
 				kittest.TradingSnapshot(a, ts, 1000+h), kittest.EarnSnapshot(a, ts), kittest.VaultSnapshot(a, ts))...)
 		}
@@ -86,7 +86,7 @@ func TestEveryOperationOfTheDocument(t *testing.T) {
 func TestLimitsAndErrors(t *testing.T) {
 	s := start(t)
 	seed(t, s)
-	nobody := key(77)
+	nobody := kittest.Key(77)
 	s.CheckRefusals(t, []kittest.Refusal{
 		{Path: "/user/not-a-key/trades", Status: 400, Message: "accountId must be a subaccount's public key"},
 		{Path: "/user/" + strings.Repeat("1", 45) + "/trades", Status: 400, Message: "accountId"},
@@ -130,7 +130,7 @@ func TestLimitsAndErrors(t *testing.T) {
 // day ending today, each the latest snapshot of its bucket, null where there is none.
 func TestSnapshotSeries(t *testing.T) {
 	s := start(t)
-	hour := now.Unix() - now.Unix()%3600
+	hour := kittest.DefaultNow.Unix() - kittest.DefaultNow.Unix()%3600
 	var msgs []events.Message
 	// Two snapshots in the current hour (the later one counts), none two hours ago, one 30 hours ago.
 	for _, sn := range []struct{ ts, balance int64 }{{hour + 10, 1}, {hour + 20, 2}, {hour - 3600 + 5, 3}, {hour - 30*3600, 4}} {
@@ -169,13 +169,13 @@ func TestSnapshotSeries(t *testing.T) {
 func TestPagingAndDatedTotals(t *testing.T) {
 	s := start(t)
 	var recs []events.Record
-	start := at("2026-11-02T00:00:00Z")
+	start := kittest.At("2026-11-02T00:00:00Z")
 	for i := range 45 {
-		recs = append(recs, fill(solPerp, start+int64(i)*3600, i+1, events.DirectionLong, 1_000_000_000, 150_000_000))
+		recs = append(recs, fill(kittest.SOLPerp, start+int64(i)*3600, i+1, events.DirectionLong, 1_000_000_000, 150_000_000))
 	}
 	// Another account's fill, which must not leak in.
-	other := fill(solPerp, start, 99, events.DirectionLong, 1_000_000_000, 150_000_000)
-	other.Taker, other.Maker = key(40), key(41)
+	other := fill(kittest.SOLPerp, start, 99, events.DirectionLong, 1_000_000_000, 150_000_000)
+	other.Taker, other.Maker = kittest.Key(40), kittest.Key(41)
 	recs = append(recs, other)
 	s.Ingest(t, encode(t, events.TopicFills, recs...)...)
 
