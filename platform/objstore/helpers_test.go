@@ -101,6 +101,30 @@ func mustMinioClient(tb testing.TB) *minio.Client {
 	return c
 }
 
+// validateCase is an edit of a valid configuration and a part of the error Validate must then
+// give ("" for none).
+type validateCase[C any] struct {
+	name    string
+	edit    func(*C)
+	wantErr string
+}
+
+// checkValidate checks what Validate says of a copy of valid after each case's edit.
+func checkValidate[C any, PC interface {
+	*C
+	Validate() error
+}](t *testing.T, valid C, cases []validateCase[C]) {
+	t.Helper()
+	for _, tc := range cases {
+		c := valid
+		tc.edit(&c)
+		err := PC(&c).Validate()
+		if (tc.wantErr == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("%s: Validate() = %v, want error containing %q", tc.name, err, tc.wantErr)
+		}
+	}
+}
+
 var testKey = []byte("0123456789abcdef0123456789abcdef")
 
 // localFixture is a Local store served by a test HTTP server under /downloads.

@@ -196,24 +196,12 @@ func TestLocalFiles(t *testing.T) {
 func TestLocalConfigValidate(t *testing.T) {
 	t.Parallel()
 	valid := objstore.LocalConfig{Dir: "/tmp/x", BaseURL: "http://localhost:8080/downloads", Key: testKey}
-	tests := []struct {
-		name    string
-		edit    func(*objstore.LocalConfig)
-		wantErr string
-	}{
+	checkValidate(t, valid, []validateCase[objstore.LocalConfig]{
 		{"valid", func(*objstore.LocalConfig) {}, ""},
 		{"root base URL", func(c *objstore.LocalConfig) { c.BaseURL = "https://dev.example.com" }, ""},
 		{"no dir", func(c *objstore.LocalConfig) { c.Dir = "" }, "dir"},
 		{"relative base URL", func(c *objstore.LocalConfig) { c.BaseURL = "/downloads" }, "base URL"},
 		{"base URL with query", func(c *objstore.LocalConfig) { c.BaseURL = "http://localhost/d?x=1" }, "base URL"},
 		{"short key", func(c *objstore.LocalConfig) { c.Key = []byte("short") }, "key"},
-	}
-	for _, tt := range tests {
-		c := valid
-		tt.edit(&c)
-		err := c.Validate()
-		if (tt.wantErr == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tt.wantErr) {
-			t.Errorf("%s: Validate() = %v, want error containing %q", tt.name, err, tt.wantErr)
-		}
-	}
+	})
 }

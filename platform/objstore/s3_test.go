@@ -117,11 +117,7 @@ func TestS3PublicURL(t *testing.T) {
 func TestS3ConfigValidate(t *testing.T) {
 	t.Parallel()
 	valid := objstore.S3Config{Endpoint: "minio.tidemark:9000", Bucket: "exports", AccessKey: "a", SecretKey: "s"}
-	tests := []struct {
-		name    string
-		edit    func(*objstore.S3Config)
-		wantErr string
-	}{
+	checkValidate(t, valid, []validateCase[objstore.S3Config]{
 		{"valid", func(*objstore.S3Config) {}, ""},
 		{"all set", func(c *objstore.S3Config) {
 			c.Region, c.UseTLS, c.PartSize, c.PublicURL = "eu-west-1", true, 64<<20, "https://files.example.com"
@@ -135,15 +131,7 @@ func TestS3ConfigValidate(t *testing.T) {
 		{"part too big", func(c *objstore.S3Config) { c.PartSize = 6 << 30 }, "part size"},
 		{"public URL with path", func(c *objstore.S3Config) { c.PublicURL = "https://files.example.com/s3" }, "public URL"},
 		{"public URL without scheme", func(c *objstore.S3Config) { c.PublicURL = "files.example.com" }, "public URL"},
-	}
-	for _, tt := range tests {
-		c := valid
-		tt.edit(&c)
-		err := c.Validate()
-		if (tt.wantErr == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tt.wantErr) {
-			t.Errorf("%s: Validate() = %v, want error containing %q", tt.name, err, tt.wantErr)
-		}
-	}
+	})
 }
 
 func TestS3ConfigFromEnv(t *testing.T) {
