@@ -89,6 +89,17 @@ func asFill(r events.Record) (*events.Fill, bool) {
 	return f, ok && f.Action == events.ActionFill
 }
 
+// fillsOf is the fills of records, in their order.
+func fillsOf(records []events.Record) []*events.Fill {
+	var out []*events.Fill
+	for _, r := range records {
+		if f, ok := asFill(r); ok {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 func sameMessages(a, b []events.Message) bool {
 	return slices.EqualFunc(a, b, func(x, y events.Message) bool {
 		if x.Topic != y.Topic || !bytes.Equal(x.Key, y.Key) || !bytes.Equal(x.Value, y.Value) || len(x.Headers) != len(y.Headers) {
@@ -269,11 +280,7 @@ func TestThirtyDayInvariants(t *testing.T) {
 	})
 
 	t.Run("quote equals base times price", func(t *testing.T) {
-		for _, r := range mo.records {
-			f, ok := asFill(r)
-			if !ok {
-				continue
-			}
+		for _, f := range fillsOf(mo.records) {
 			base, _ := f.BaseAssetAmountFilled.Int64()
 			quote, _ := f.QuoteAssetAmountFilled.Int64()
 			oracle, _ := f.OraclePrice.Int64()
@@ -295,11 +302,7 @@ func TestThirtyDayInvariants(t *testing.T) {
 	t.Run("fill ids increase per market and signatures are unique", func(t *testing.T) {
 		last := map[string]int64{}
 		sigs := map[string]bool{}
-		for _, r := range mo.records {
-			f, ok := asFill(r)
-			if !ok {
-				continue
-			}
+		for _, f := range fillsOf(mo.records) {
 			id, err := strconv.ParseInt(f.FillRecordID, 10, 64)
 			if err != nil {
 				t.Fatal(err)
@@ -391,11 +394,7 @@ func TestThirtyDayInvariants(t *testing.T) {
 		var firstTs, firstSlot, lastTs, lastSlot int64
 		maxSlot := map[int64]int64{}
 		minSlot := map[int64]int64{}
-		for _, r := range mo.records {
-			f, ok := asFill(r)
-			if !ok {
-				continue
-			}
+		for _, f := range fillsOf(mo.records) {
 			if firstTs == 0 {
 				firstTs, firstSlot = f.Ts, f.Slot
 			}
