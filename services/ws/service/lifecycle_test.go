@@ -99,14 +99,22 @@ func TestUnsubscribeTakesBackQueuedMessages(t *testing.T) {
 	t.Logf("%d of 500 updates came before the acknowledgement", updates)
 }
 
-// TestSlowClient: a client that never reads is disconnected when its queue overflows, while 100 fast
-// clients of the same channel get every message, in order.
-func TestSlowClient(t *testing.T) {
+// startSmallQueues is an edge on a broker of one partition, with a SOL-PERP pricing snapshot, a
+// queue of 64 messages a client and a socket buffer of socketBuffer bytes: small enough for a
+// client that does not keep up to overflow them soon.
+func startSmallQueues(t *testing.T, socketBuffer int) (kafka.Config, *wstest.Edge) {
+	t.Helper()
 	kc := wstest.Broker(t, 1)
 	cfg := snapshots{pricing: []wstest.KV{wstest.Pricing(solPerp, 0, "1", 1)}}.serve(t)
 	cfg.Hub.QueueSize = 64
-	cfg.Hub.SocketBuffer = 32 << 10
-	e := wstest.Start(t, kc, cfg, true)
+	cfg.Hub.SocketBuffer = socketBuffer
+	return kc, wstest.Start(t, kc, cfg, true)
+}
+
+// TestSlowClient: a client that never reads is disconnected when its queue overflows, while 100 fast
+// clients of the same channel get every message, in order.
+func TestSlowClient(t *testing.T) {
+	kc, e := startSmallQueues(t, 32<<10)
 
 	// The slow client's socket holds little, so that its queue fills soon.
 	slowDialer := *websocket.DefaultDialer
@@ -428,11 +436,7 @@ func TestSteadySlowReader(t *testing.T) {
 // queue; the messages it reads are whole and in order up to the close frame, 1008 with the reason,
 // even when the overflow cut a write short.
 func TestOverflowCloseReachesAReader(t *testing.T) {
-	kc := wstest.Broker(t, 1)
-	cfg := snapshots{pricing: []wstest.KV{wstest.Pricing(solPerp, 0, "1", 1)}}.serve(t)
-	cfg.Hub.QueueSize = 64
-	cfg.Hub.SocketBuffer = 16 << 10
-	e := wstest.Start(t, kc, cfg, true)
+	kc, e := startSmallQueues(t, 16<<10)
 	c := dialPricing(t, e.URL, 16<<10)
 	const n = 300
 	pad := strings.Repeat("o", 5000)
