@@ -14,7 +14,7 @@ func BenchmarkSampler(b *testing.B) {
 		states = append(states, state(base+20*i+7, i+1, 150+i%7))
 	}
 	b.ReportAllocs()
-	chunks := rollupB(b, states)
+	chunks := rollup(b, states...)
 	w := amm.NewWindow(base+19, base+19+220_000, amm.MaxSamples)
 	first, last := w.Chunks()
 	buf := make([]byte, 0, 1<<20)
@@ -32,18 +32,4 @@ func BenchmarkSampler(b *testing.B) {
 			b.Fatalf("%d rows", n)
 		}
 	}
-}
-
-func rollupB(b *testing.B, states []amm.State) map[int64]map[amm.Row][]byte {
-	out := map[int64]map[amm.Row][]byte{}
-	for _, st := range states {
-		start := amm.ChunkStart(st.Ts)
-		if out[start] == nil {
-			out[start] = map[amm.Row][]byte{}
-		}
-		if _, err := amm.Fold(start, out[start], []amm.State{st}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	return out
 }

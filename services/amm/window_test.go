@@ -121,7 +121,7 @@ func state(ts, slot, oracle int64) amm.State {
 }
 
 // rollup folds states into chunks, as the ingest does, one chunk at a time.
-func rollup(t *testing.T, states ...amm.State) map[int64]map[amm.Row][]byte {
+func rollup(t testing.TB, states ...amm.State) map[int64]map[amm.Row][]byte {
 	t.Helper()
 	out := map[int64]map[amm.Row][]byte{}
 	for _, st := range states {
