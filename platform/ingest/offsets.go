@@ -32,9 +32,7 @@ func (c *Consumer) checkStored(ctx context.Context) error {
 			s = -1
 		}
 		if p.epoch == epoch && s < p.offset {
-			c.logger.Warn("postgres stores less than this consumer committed (failover or restore); reading again from the stored offsets",
-				"topic", tp.topic, "partition", tp.partition, "stored", s, "committed", p.offset)
-			c.markBehind(epoch)
+			c.markBehind(&lostError{tp: tp, stored: s, committed: p.offset, epoch: epoch})
 			break
 		}
 	}
@@ -61,9 +59,12 @@ func (c *Consumer) readStored(ctx context.Context) (map[topicPartition]int64, er
 	return stored, nil
 }
 
-// markBehind notes that, in epoch, Postgres was found to hold less than this consumer committed,
-// and wakes the session to read its partitions again.
-func (c *Consumer) markBehind(epoch uint64) {
+// markBehind reports that Postgres was found to hold less than this consumer committed (lost), and
+// wakes the session to read its partitions again, unless that epoch has been left already.
+func (c *Consumer) markBehind(lost *lostError) {
+	c.logger.Warn("postgres stores less than this consumer committed (failover or restore); reading again from the stored offsets",
+		"topic", lost.tp.topic, "partition", lost.tp.partition, "stored", lost.stored, "committed", lost.committed)
+	epoch := lost.epoch
 	for {
 		old := c.behind.Load()
 		if epoch <= old || c.behind.CompareAndSwap(old, epoch) {

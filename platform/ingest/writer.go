@@ -118,10 +118,8 @@ func (c *Consumer) writeRetrying(ctx context.Context, span trace.Span, dlq *kafk
 		var lost *lostError
 		if errors.As(err, &lost) {
 			c.setDB(nil)
-			c.logger.Warn("postgres stores less than this consumer committed (failover or restore); reading again from the stored offsets",
-				"topic", lost.tp.topic, "partition", lost.tp.partition, "stored", lost.stored, "committed", lost.committed)
 			span.SetStatus(codes.Error, "postgres behind: batch dropped, read again")
-			c.markBehind(lost.epoch)
+			c.markBehind(lost)
 			return false, nil
 		}
 		if ctx.Err() == nil {
