@@ -49,7 +49,7 @@ testbed:
 
 ## generate: the ExportJob CRD and deep-copy code from the Go types in operator/api, then what follows
 ## from the deployables' declarations (tools/deploy): the chart's mesh table, CRD copy, values schema and
-## README, and the Dockerfiles
+## README, and the Dockerfile
 generate:
 	cd operator && GOWORK=off go run $(CONTROLLER_GEN) object paths=./api/... crd:crdVersions=v1 \
 		output:crd:artifacts:config=config/crd

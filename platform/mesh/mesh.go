@@ -2,7 +2,7 @@
 // package, the public path prefixes the edge routes to it, the internal routes it serves to the rest
 // of the mesh and the ones it reads from others, and the topics it consumes and publishes. It is data
 // and imports no service: the dev stack (what it starts, its router), tools/deploy (the chart's mesh
-// table, NetworkPolicies, README, values schema, Dockerfiles) and the docs all read it, and tests hold
+// table, NetworkPolicies, README, values schema, Dockerfile) and the docs all read it, and tests hold
 // each service's own declaration to it.
 //
 // The contracts between deployables are declared here too, once: the internal edge routes.

@@ -18,7 +18,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden renderings under testdata/")
 
 // TestGeneratedFilesAreCurrent: the chart's mesh table, CRD copy, schema and README, and the
-// Dockerfiles, are what make generate writes from the declarations as they are.
+// Dockerfile, are what make generate writes from the declarations as they are.
 func TestGeneratedFilesAreCurrent(t *testing.T) {
 	root := repoRoot(t)
 	files, err := deploy.Files(root)

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"path"
 	"slices"
-	"strings"
 
 	"github.com/tidemark/tidemark/operator/settings"
 	"github.com/tidemark/tidemark/platform/app"
@@ -46,12 +45,6 @@ func Deployables() []Deployable {
 
 // Binary is the deployable's command name: the last element of its main package.
 func (d Deployable) Binary() string { return path.Base(d.Main) }
-
-// ModuleDir is the folder of the deployable's module (where its Dockerfile lives), relative to the
-// repository root: its main package without cmd/<binary>.
-func (d Deployable) ModuleDir() string {
-	return strings.TrimPrefix(path.Dir(path.Dir(d.Main)), "./")
-}
 
 // Component is a deployable as the chart sees it.
 type Component struct {

@@ -69,12 +69,12 @@ func Files(root string) (map[string][]byte, error) {
 	if out[ChartDir+"/README.md"], err = readme(values, comps); err != nil {
 		return nil, err
 	}
-	for _, c := range comps {
-		b, err := Dockerfile(c.Deployable)
-		if err != nil {
-			return nil, err
-		}
-		out[c.ModuleDir()+"/Dockerfile"] = b
+	ds := make([]Deployable, len(comps))
+	for i, c := range comps {
+		ds[i] = c.Deployable
+	}
+	if out["Dockerfile"], err = Dockerfile(ds); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -1,7 +1,7 @@
 // Package images builds the mesh's container images without a Docker daemon: each deployable's main
 // package compiled into a static binary, put on an empty base as the only layer, run as uid 10001,
 // labelled with its source, version and revision, and written as an OCI image layout. The
-// Dockerfiles (deploy writes them) produce the same entrypoint, user and labels.
+// Dockerfile (deploy writes it, a target per deployable) produces the same entrypoint, user and labels.
 package images
 
 import (
@@ -38,10 +38,13 @@ const VersionPackage = "github.com/tidemark/tidemark/platform/version"
 // BinaryPath is where a deployable's binary is in its image: its entrypoint.
 func BinaryPath(binary string) string { return "/usr/local/bin/" + binary }
 
+// TitleLabel is the annotation naming the deployable an image runs.
+const TitleLabel = "org.opencontainers.image.title"
+
 // Labels are an image's OCI annotations in its config.
 func Labels(name, version, revision string) map[string]string {
 	return map[string]string{
-		"org.opencontainers.image.title":    "tidemark-" + name,
+		TitleLabel:                          "tidemark-" + name,
 		"org.opencontainers.image.source":   Source,
 		"org.opencontainers.image.version":  version,
 		"org.opencontainers.image.revision": revision,

@@ -2,6 +2,7 @@ package images_test
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"debug/elf"
 	"encoding/json"
@@ -95,26 +96,30 @@ func TestImages(t *testing.T) {
 			}
 			t.Logf("%s: %.1f MiB", img.Ref, float64(img.Size["linux/"+runtime.GOARCH])/(1<<20))
 
-			checkDockerfile(t, filepath.Join(root, d.ModuleDir(), "Dockerfile"), cfg.Config.Entrypoint, cfg.Config.User, wantLabels)
+			checkDockerfile(t, filepath.Join(root, "Dockerfile"), d.Name, cfg.Config.Entrypoint, cfg.Config.User, wantLabels)
 		})
 	}
 }
 
-// checkDockerfile parses the Dockerfile's final stage: it must start from an empty base and give the
-// same entrypoint, user and label keys as the image make images writes.
-func checkDockerfile(t *testing.T, path string, entrypoint []string, user string, labels map[string]string) {
+// dockerStage is what one stage of a Dockerfile gives its image's config.
+type dockerStage struct {
+	from, user string
+	entry      []string
+	labels     map[string]string
+	binaries   []string // the destinations of its COPY --from=build
+}
+
+// parseDockerfile reads the stages of a Dockerfile by name (FROM ... AS name).
+func parseDockerfile(t *testing.T, path string) map[string]*dockerStage {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var (
-		from, gotUser string
-		gotEntry      []string
-		gotLabels     = map[string]string{}
-		line          string
-	)
+	stages := map[string]*dockerStage{}
+	var st *dockerStage
+	var line string
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		l := strings.TrimSpace(sc.Text())
@@ -128,32 +133,78 @@ func checkDockerfile(t *testing.T, path string, entrypoint []string, user string
 		line += l
 		instr, args, _ := strings.Cut(line, " ")
 		line = ""
+		fields := strings.Fields(args)
 		switch strings.ToUpper(instr) {
 		case "FROM":
-			from, gotUser, gotEntry, gotLabels = strings.Fields(args)[0], "", nil, map[string]string{}
+			st = &dockerStage{from: fields[0], labels: map[string]string{}}
+			if len(fields) == 3 && strings.EqualFold(fields[1], "AS") {
+				stages[fields[2]] = st
+			}
 		case "USER":
-			gotUser = strings.TrimSpace(args)
+			st.user = strings.TrimSpace(args)
 		case "ENTRYPOINT":
-			if err := json.Unmarshal([]byte(args), &gotEntry); err != nil {
+			if err := json.Unmarshal([]byte(args), &st.entry); err != nil {
 				t.Errorf("%s: ENTRYPOINT %s is not the exec form: %v", path, args, err)
 			}
 		case "LABEL":
-			for _, kv := range strings.Fields(args) {
+			for _, kv := range fields {
 				k, v, _ := strings.Cut(kv, "=")
-				gotLabels[k] = strings.Trim(v, `"`)
+				st.labels[k] = strings.Trim(v, `"`)
+			}
+		case "COPY":
+			if len(fields) == 3 && fields[0] == "--from=build" {
+				st.binaries = append(st.binaries, fields[2])
 			}
 		}
 	}
-	if from != "scratch" {
-		t.Errorf("%s: final stage FROM %s, want scratch", path, from)
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
 	}
-	if gotUser != user || !slices.Equal(gotEntry, entrypoint) {
-		t.Errorf("%s: USER %q ENTRYPOINT %q, want %q %q", path, gotUser, gotEntry, user, entrypoint)
+	return stages
+}
+
+// checkDockerfile resolves the Dockerfile's target stage through the stages it starts from: it must
+// rest on an empty base, copy the binary its entrypoint runs, and give the same entrypoint, user and
+// labels as the image make images writes.
+func checkDockerfile(t *testing.T, path, target string, entrypoint []string, user string, labels map[string]string) {
+	t.Helper()
+	stages := parseDockerfile(t, path)
+	var chain []*dockerStage // the target first, its base last
+	for name := target; ; {
+		st, ok := stages[name]
+		if !ok || len(chain) > len(stages) {
+			t.Fatalf("%s: no stage %s (or a loop) on the way from target %s", path, name, target)
+		}
+		chain = append(chain, st)
+		if _, named := stages[st.from]; !named {
+			break
+		}
+		name = st.from
 	}
-	if !slices.Equal(slices.Sorted(maps.Keys(gotLabels)), slices.Sorted(maps.Keys(labels))) {
-		t.Errorf("%s: labels %v, want the keys of %v", path, gotLabels, labels)
+	got := dockerStage{labels: map[string]string{}}
+	for _, st := range slices.Backward(chain) { // a stage overrides its base
+		got.from = cmp.Or(got.from, st.from)
+		got.user = cmp.Or(st.user, got.user)
+		if st.entry != nil {
+			got.entry = st.entry
+		}
+		maps.Copy(got.labels, st.labels)
+		got.binaries = append(got.binaries, st.binaries...)
 	}
-	if gotLabels["org.opencontainers.image.version"] != "${VERSION}" || gotLabels["org.opencontainers.image.source"] != labels["org.opencontainers.image.source"] {
-		t.Errorf("%s: labels %v", path, gotLabels)
+	if got.from != "scratch" {
+		t.Errorf("%s: target %s rests on %s, want scratch", path, target, got.from)
+	}
+	if got.user != user || !slices.Equal(got.entry, entrypoint) || !slices.Equal(got.binaries, entrypoint[:1]) {
+		t.Errorf("%s: target %s: USER %q ENTRYPOINT %q copying %q, want %q %q", path, target, got.user, got.entry, got.binaries, user, entrypoint)
+	}
+	if !slices.Equal(slices.Sorted(maps.Keys(got.labels)), slices.Sorted(maps.Keys(labels))) {
+		t.Errorf("%s: target %s: labels %v, want the keys of %v", path, target, got.labels, labels)
+	}
+	for k, want := range map[string]string{"org.opencontainers.image.version": "${VERSION}",
+		"org.opencontainers.image.revision": "${REVISION}", images.TitleLabel: labels[images.TitleLabel],
+		"org.opencontainers.image.source": labels["org.opencontainers.image.source"]} {
+		if got.labels[k] != want {
+			t.Errorf("%s: target %s: label %s = %q, want %q", path, target, k, got.labels[k], want)
+		}
 	}
 }
