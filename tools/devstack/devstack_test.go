@@ -16,7 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/tidemark/tidemark/operator/api/v1alpha1"
+	"github.com/tidemark/tidemark/platform/telemetry"
 	"github.com/tidemark/tidemark/services/authority"
 	"github.com/tidemark/tidemark/tools/devstack"
 	"github.com/tidemark/tidemark/tools/sim"
@@ -36,6 +39,7 @@ func TestMakeRunServesTheMesh(t *testing.T) {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	registry := telemetry.NewRegistry()
 	ready := make(chan string, 1)
 	stack := make(chan devstack.Exports, 1)
 	done := make(chan error, 1)
@@ -43,7 +47,7 @@ func TestMakeRunServesTheMesh(t *testing.T) {
 		done <- devstack.Run(ctx, devstack.Options{
 			DataDir: dir, Addr: "127.0.0.1:0", BackfillDays: 1, LiveRate: 50,
 			Progress: io.Discard, Out: io.Discard, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Ready: ready,
-			Exports: stack,
+			Exports: stack, Registry: registry,
 		})
 	}()
 	defer func() {
@@ -195,10 +199,37 @@ func TestMakeRunServesTheMesh(t *testing.T) {
 
 	// The live checks wait on the simulator's next events, not on the backfill: each has time of its
 	// own, however long the reads above took on a busy machine.
-	liveCandlesThroughRouter(t, base, time.Now().Add(time.Minute))
-	liveChannelsThroughRouter(t, base, time.Now().Add(time.Minute))
+	liveCandlesThroughRouter(t, base, time.Now().Add(time.Minute), edgePath(registry))
+	liveChannelsThroughRouter(t, base, time.Now().Add(time.Minute), edgePath(registry))
 	exportEveryFileType(t, <-stack, base, firstTaker, first)
 	notificationsThroughTheEdge(t, base, firstTaker, first, time.Now().Add(time.Minute))
+}
+
+// edgePath says where the messages of the WebSocket edge stand on their way, from the stack's
+// metrics: what the producers' outboxes published and what the edge applied, dropped or rejected by
+// topic (a counter or a gauge, whichever the metric is). A live check that times out names it, so that a failure says which stage stopped.
+func edgePath(registry *prometheus.Registry) func() string {
+	return func() string {
+		families, err := registry.Gather()
+		if err != nil {
+			return err.Error()
+		}
+		var out []string
+		for _, f := range families {
+			name := f.GetName()
+			if !strings.Contains(name, "outbox_") && !strings.Contains(name, "ws_edge_") {
+				continue
+			}
+			for _, m := range f.GetMetric() {
+				var labels []string
+				for _, l := range m.GetLabel() {
+					labels = append(labels, l.GetName()+"="+l.GetValue())
+				}
+				out = append(out, fmt.Sprintf("%s{%s} %g", name, strings.Join(labels, ","), m.GetCounter().GetValue()+m.GetGauge().GetValue()))
+			}
+		}
+		return strings.Join(out, "\n")
+	}
 }
 
 // eventually polls cond until it holds, or fails the test at deadline.

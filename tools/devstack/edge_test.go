@@ -16,7 +16,7 @@ import (
 
 // liveCandlesThroughRouter subscribes to SOL-PERP's minute candles through the edge router, which must
 // pass the WebSocket upgrade through, and waits for a live change from the simulator.
-func liveCandlesThroughRouter(t *testing.T, base string, deadline time.Time) {
+func liveCandlesThroughRouter(t *testing.T, base string, deadline time.Time, edgePath func() string) {
 	t.Helper()
 	url := "ws" + strings.TrimPrefix(base, "http") + wsservice.Path
 	var c *websocket.Conn
@@ -41,7 +41,7 @@ func liveCandlesThroughRouter(t *testing.T, base string, deadline time.Time) {
 	for {
 		_, b, err := c.ReadMessage()
 		if err != nil {
-			t.Fatalf("after %v: %v", types, err)
+			t.Fatalf("after %v: %v\nthe edge's path:\n%s", types, err, edgePath())
 		}
 		var m struct {
 			Type    string          `json:"type"`
@@ -97,7 +97,7 @@ func TestREADMEListsEdgeVariables(t *testing.T) {
 // notifications of simulated wallets, and waits for what the mesh publishes live: the stats service's
 // market summaries and pricing (an init, then an update of each) and a notification from the notify
 // service for one of the wallets.
-func liveChannelsThroughRouter(t *testing.T, base string, deadline time.Time) {
+func liveChannelsThroughRouter(t *testing.T, base string, deadline time.Time, edgePath func() string) {
 	t.Helper()
 	c, resp, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+wsservice.Path, nil)
 	if err != nil {
@@ -132,7 +132,7 @@ func liveChannelsThroughRouter(t *testing.T, base string, deadline time.Time) {
 		}
 		_, b, err := c.ReadMessage()
 		if err != nil {
-			t.Fatalf("after %v: %v", got, err)
+			t.Fatalf("after %v: %v\nthe edge's path:\n%s", got, err, edgePath())
 		}
 		var m struct {
 			Type        string          `json:"type"`
