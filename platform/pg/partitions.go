@@ -68,7 +68,7 @@ func EnsurePartitions(ctx context.Context, db Execer, table string, p Period, fr
 	if to.Before(from) {
 		return fmt.Errorf("pg: ensure partitions of %s: to %s before from %s", table, to, from)
 	}
-	parent := pgx.Identifier{schema, name}.Sanitize()
+	parent := Table(schema, name)
 	var b strings.Builder
 	// A literal key keeps the statement free of parameters (see below).
 	fmt.Fprintf(&b, "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0));\n", quoteLiteral(partitionLock(table)))
@@ -76,7 +76,7 @@ func EnsurePartitions(ctx context.Context, db Execer, table string, p Period, fr
 	last, _ := p.Range(to)
 	for s := start; s <= last; {
 		_, e := p.Range(time.Unix(s, 0))
-		part := pgx.Identifier{schema, p.partitionName(name, time.Unix(s, 0))}.Sanitize()
+		part := Table(schema, p.partitionName(name, time.Unix(s, 0)))
 		fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS %s PARTITION OF %s FOR VALUES FROM (%s) TO (%s);\n",
 			part, parent, strconv.FormatInt(s, 10), strconv.FormatInt(e, 10))
 		s = e
@@ -112,7 +112,7 @@ func DropPartitionsBefore(ctx context.Context, db TxBeginner, table string, befo
 		rows, err := tx.Query(ctx, `
 SELECT c.relname::text, pg_get_expr(c.relpartbound, c.oid)
 FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-WHERE i.inhparent = $1::regclass`, pgx.Identifier{schema, name}.Sanitize())
+WHERE i.inhparent = $1::regclass`, Table(schema, name))
 		if err != nil {
 			return err
 		}
@@ -138,7 +138,7 @@ WHERE i.inhparent = $1::regclass`, pgx.Identifier{schema, name}.Sanitize())
 		}
 		slices.SortFunc(old, func(a, b part) int { return cmp.Compare(a.end, b.end) })
 		for _, p := range old {
-			if _, err := tx.Exec(ctx, "DROP TABLE "+pgx.Identifier{schema, p.name}.Sanitize()); err != nil {
+			if _, err := tx.Exec(ctx, "DROP TABLE "+Table(schema, p.name)); err != nil {
 				return err
 			}
 			dropped = append(dropped, p.name)
@@ -166,7 +166,7 @@ func Partitions(table string, from, to int64) ([]string, error) {
 	}
 	first, _ := MonthRange(time.Unix(from, 0))
 	for s, _ := MonthRange(time.Unix(to, 0)); s >= first; s, _ = MonthRange(time.Unix(s-1, 0)) {
-		out = append(out, pgx.Identifier{schema, Monthly.partitionName(name, time.Unix(s, 0))}.Sanitize())
+		out = append(out, Table(schema, Monthly.partitionName(name, time.Unix(s, 0))))
 	}
 	return out, nil
 }
