@@ -170,10 +170,7 @@ func TestEnsureMonthlyPartitions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got := queryStrings(t, pool, `
-SELECT c.relname || ' ' || pg_get_expr(c.relpartbound, c.oid)
-FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-WHERE i.inhparent = 'svc.events'::regclass ORDER BY c.relname`)
+	got := partitionsOf(t, pool, "svc.events")
 	want := []string{
 		"events_p202511 FOR VALUES FROM ('1761955200') TO ('1764547200')",
 		"events_p202512 FOR VALUES FROM ('1764547200') TO ('1767225600')",
@@ -244,19 +241,13 @@ func TestEnsureDailyPartitionsAndDrop(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	parts := func() []string {
-		return queryStrings(t, pool, `
-SELECT c.relname || ' ' || pg_get_expr(c.relpartbound, c.oid)
-FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-WHERE i.inhparent = 'svc.states'::regclass ORDER BY c.relname`)
-	}
 	want := []string{
 		"states_p20260227 FOR VALUES FROM ('1772150400') TO ('1772236800')",
 		"states_p20260228 FOR VALUES FROM ('1772236800') TO ('1772323200')",
 		"states_p20260301 FOR VALUES FROM ('1772323200') TO ('1772409600')",
 		"states_p20260302 FOR VALUES FROM ('1772409600') TO ('1772496000')",
 	}
-	if got := parts(); !slices.Equal(got, want) {
+	if got := partitionsOf(t, pool, "svc.states"); !slices.Equal(got, want) {
 		t.Errorf("partitions:\n got %q\nwant %q", got, want)
 	}
 	// Rows route by ts: the last second of a day and the first of the next.
@@ -288,7 +279,7 @@ WHERE i.inhparent = 'svc.states'::regclass ORDER BY c.relname`)
 			t.Errorf("DropPartitionsBefore(%d) dropped %v, want %v", c.before, got, c.dropped)
 		}
 	}
-	if got := parts(); !slices.Equal(got, want[2:]) {
+	if got := partitionsOf(t, pool, "svc.states"); !slices.Equal(got, want[2:]) {
 		t.Errorf("partitions left:\n got %q\nwant %q", got, want[2:])
 	}
 	if n := len(queryStrings(t, pool, `SELECT ts::text FROM svc.states`)); n != 1 {
@@ -321,9 +312,18 @@ func TestOpenUnreachable(t *testing.T) {
 	}
 }
 
-func queryStrings(tb testing.TB, pool *pgxpool.Pool, sql string) []string {
+// partitionsOf lists the partitions of table as "name bounds", by name.
+func partitionsOf(tb testing.TB, pool *pgxpool.Pool, table string) []string {
 	tb.Helper()
-	rows, err := pool.Query(context.Background(), sql)
+	return queryStrings(tb, pool, `
+SELECT c.relname || ' ' || pg_get_expr(c.relpartbound, c.oid)
+FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+WHERE i.inhparent = $1::regclass ORDER BY c.relname`, table)
+}
+
+func queryStrings(tb testing.TB, pool *pgxpool.Pool, sql string, args ...any) []string {
+	tb.Helper()
+	rows, err := pool.Query(context.Background(), sql, args...)
 	if err != nil {
 		tb.Fatal(err)
 	}
