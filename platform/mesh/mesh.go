@@ -152,6 +152,13 @@ func (d Deployable) Upstreams() []string {
 	return out
 }
 
+// UpstreamVariable is the variable, without the TIDEMARK_ prefix, that gives d the internal base URL
+// of upstream, one of its Upstreams: WS_MARKET_URL for the edge's market. The deployable reads it and
+// the chart sets it to the upstream's Service, so neither writes the name on its own.
+func (d Deployable) UpstreamVariable(upstream string) string {
+	return strings.ToUpper(strings.ReplaceAll(d.Name+"_"+upstream, "-", "_")) + "_URL"
+}
+
 // Route sends every request whose path starts with Prefix to Deployable: a row of the public edge's
 // routing table, the same for the dev stack's router and the chart's Ingress.
 type Route struct {

@@ -18,6 +18,12 @@ func TestRegistryIsConsistent(t *testing.T) {
 	if !ok || !slices.Equal(ws.Upstreams(), []string{"market", "notify", "stats"}) {
 		t.Errorf("ws reads the internal routes of %v, want market, notify, stats", ws.Upstreams())
 	}
+	// The variables the chart and the edge agree on, named once by the registry.
+	for upstream, want := range map[string]string{"market": "WS_MARKET_URL", "notify": "WS_NOTIFY_URL", "stats": "WS_STATS_URL"} {
+		if got := ws.UpstreamVariable(upstream); got != want {
+			t.Errorf("ws's variable for %s is %s, want %s", upstream, got, want)
+		}
+	}
 	if s, ok := mesh.Server(mesh.EdgePricing); !ok || s.Name != "stats" {
 		t.Errorf("%s is served by %q", mesh.EdgePricing, s.Name)
 	}

@@ -168,7 +168,7 @@ func TestEveryVariableIsReachable(t *testing.T) {
 			env := envOf(deployment(t, objects(t, render(t, args...)), c.Name).Spec.Template.Spec.Containers[0])
 			for _, v := range c.Vars {
 				e, ok := env[v.Name]
-				target, internalURL := deploy.InternalURLs[v.Name]
+				target, internalURL := deploy.InternalURLs()[v.Name]
 				switch {
 				case !ok && internalURL && !slices.ContainsFunc(comps, func(o deploy.Component) bool { return o.Name == target }):
 					// It names a deployable the mesh does not have: there is nothing to point it at.

@@ -3,6 +3,7 @@ package deploy
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -32,17 +33,35 @@ var Managed = map[string]string{
 	"TIDEMARK_S3_PUBLIC_URL":  "`global.s3.publicURL`",
 	"TIDEMARK_S3_ACCESS_KEY":  "`global.s3.accessKey`, or `global.s3.existingSecret`",
 	"TIDEMARK_S3_SECRET_KEY":  "`global.s3.secretKey`, or `global.s3.existingSecret`",
-	"TIDEMARK_WS_MARKET_URL":  "the market deployable's internal port, when it is enabled",
-	"TIDEMARK_WS_STATS_URL":   "the stats deployable's internal port, when it is enabled",
-	"TIDEMARK_WS_NOTIFY_URL":  "the notify deployable's internal port, when it is enabled",
 }
 
+// exportSources is the variable naming the export streams' internal URLs: a deployable that reads it
+// reaches every deployable with export streams.
+const exportSources = "TIDEMARK_EXPORT_SOURCES"
+
+// AllManaged are Managed and the upstream URLs of InternalURLs, with what sets each.
+func AllManaged() map[string]string {
+	out := maps.Clone(Managed)
+	for name, upstream := range InternalURLs() {
+		out[name] = "the " + upstream + " deployable's internal port, when it is enabled"
+	}
+	return out
+}
+
+// ManagedBy is what in the chart sets the variable name; "" for one the chart does not manage.
+func ManagedBy(name string) string { return AllManaged()[name] }
+
 // InternalURLs are the managed variables that hold another deployable's internal base URL, by the
-// deployable they name: a service that warms from another's internal routes finds it in the release.
-var InternalURLs = map[string]string{
-	"TIDEMARK_WS_MARKET_URL": "market",
-	"TIDEMARK_WS_STATS_URL":  "stats",
-	"TIDEMARK_WS_NOTIFY_URL": "notify",
+// deployable they name, for every deployable of the registry that reads internal routes: the chart
+// points each at the upstream's Service in the release.
+func InternalURLs() map[string]string {
+	out := map[string]string{}
+	for _, d := range mesh.Deployables() {
+		for _, u := range d.Upstreams() {
+			out[app.EnvPrefix+d.UpstreamVariable(u)] = u
+		}
+	}
+	return out
 }
 
 // Configurable are the variables of c that its values block sets through config, by name without
@@ -50,7 +69,7 @@ var InternalURLs = map[string]string{
 func (c Component) Configurable() []app.Var {
 	var out []app.Var
 	for _, v := range c.Vars {
-		if _, ok := Managed[v.Name]; !ok {
+		if ManagedBy(v.Name) == "" {
 			out = append(out, v)
 		}
 	}
@@ -88,9 +107,11 @@ type meshComponent struct {
 	Exports []string `yaml:"exports"`
 	// Reads are the variables it reads.
 	Reads []string `yaml:"reads"`
-	// Upstreams are the deployables whose internal routes it reads: its NetworkPolicy lets it reach
-	// the release's internal ports.
+	// Upstreams are the deployables whose internal routes it reads.
 	Upstreams []string `yaml:"upstreams"`
+	// Peers are the deployables whose internal ports its NetworkPolicy lets it reach, and only them:
+	// its upstreams, and every deployable with export streams for one that reads them.
+	Peers     []string `yaml:"peers"`
 	Consumes  []string `yaml:"consumes"`
 	Publishes []string `yaml:"publishes"`
 }
@@ -104,15 +125,27 @@ type meshFile struct {
 
 // meshYAML is charts/tidemark/files/mesh.yaml: what the templates read of the deployables.
 func meshYAML(comps []Component) ([]byte, error) {
-	f := meshFile{Managed: Managed, InternalURLs: InternalURLs, Routes: Routes()}
+	f := meshFile{Managed: AllManaged(), InternalURLs: InternalURLs(), Routes: Routes()}
 	names := map[string]bool{}
+	var exporters []string
+	for _, c := range comps {
+		if len(c.Exports) > 0 {
+			exporters = append(exporters, c.Name)
+		}
+	}
 	for _, c := range comps {
 		names[c.Name] = true
 		mc := meshComponent{Name: c.Name, Kind: string(c.Kind), Exports: list(c.Exports), Reads: []string{},
 			Upstreams: list(c.Upstreams()), Consumes: list(c.Consumes), Publishes: list(c.Publishes)}
+		mc.Peers = slices.Clone(mc.Upstreams)
 		for _, v := range c.Vars {
 			mc.Reads = append(mc.Reads, v.Name)
+			if v.Name == exportSources {
+				mc.Peers = append(mc.Peers, exporters...)
+			}
 		}
+		slices.Sort(mc.Peers)
+		mc.Peers = slices.Compact(mc.Peers)
 		f.Components = append(f.Components, mc)
 	}
 	for _, r := range f.Routes {

@@ -103,8 +103,8 @@ func readme(values []byte, comps []Component) ([]byte, error) {
 	t, err := template.New("README.md").Funcs(template.FuncMap{
 		"cell":       func(s string) string { return strings.ReplaceAll(s, "|", "\\|") },
 		"configKey":  ConfigKey,
-		"managedBy":  func(name string) string { return Managed[name] },
-		"isManaged":  func(name string) bool { _, ok := Managed[name]; return ok },
+		"managedBy":  ManagedBy,
+		"isManaged":  func(name string) bool { return ManagedBy(name) != "" },
 		"joinRoutes": joinRoutes,
 	}).Parse(readmeTemplate)
 	if err != nil {

@@ -163,7 +163,7 @@ func TestWiringRunsForReal(t *testing.T) {
 	// Kubernetes API as its rendered ServiceAccount, and the operator runs it from the market's
 	// internal port into the bucket. The wallet's account is known from protocol.new-users.
 	wallet, account := kittest.Key(2), kittest.Key(3)
-	newUser := &events.NewUser{Ts: now - 86400, TxSig: kittest.Sig("wiring", 1), Slot: 1_000, UserAuthority: wallet,
+	newUser := &events.NewUser{Tx: events.Tx{Ts: now - 86400, TxSig: kittest.Sig("wiring", 1), Slot: 1_000}, UserAuthority: wallet,
 		User: account, Name: "Main Account"}
 	if err := (kafka.Producer{W: kw}).Write(ctx, kittest.Encode(t, events.TopicNewUsers, newUser)...); err != nil {
 		t.Fatal(err)

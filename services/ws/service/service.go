@@ -59,11 +59,18 @@ type Config struct {
 	Hub       hub.Config
 }
 
+// upstreamVars are the variables of the upstreams' internal URLs, named by the registry.
+func upstreamVars() (market, stats, notify string) {
+	self, _ := mesh.Lookup(Name)
+	return self.UpstreamVariable("market"), self.UpstreamVariable("stats"), self.UpstreamVariable("notify")
+}
+
 // RegisterEnv reads the TIDEMARK_WS_* variables.
 func (c *Config) RegisterEnv(e *app.Env) {
-	c.MarketURL = e.String("WS_MARKET_URL", "")
-	c.StatsURL = e.String("WS_STATS_URL", "")
-	c.NotifyURL = e.String("WS_NOTIFY_URL", "")
+	market, stats, notify := upstreamVars()
+	c.MarketURL = e.String(market, "")
+	c.StatsURL = e.String(stats, "")
+	c.NotifyURL = e.String(notify, "")
 	c.Hub.QueueSize = e.Int("WS_QUEUE_SIZE", hub.DefaultQueueSize)
 	c.Hub.MaxSubscriptions = e.Int("WS_MAX_SUBSCRIPTIONS", hub.DefaultMaxSubscriptions)
 	c.Hub.MaxMessageBytes = e.Int("WS_MAX_MESSAGE_BYTES", hub.DefaultMaxMessageBytes)
@@ -79,7 +86,8 @@ func (c *Config) RegisterEnv(e *app.Env) {
 // Validate reports every value out of range, naming its variable.
 func (c Config) Validate() error {
 	var errs []error
-	for _, u := range []struct{ name, v string }{{"WS_MARKET_URL", c.MarketURL}, {"WS_STATS_URL", c.StatsURL}, {"WS_NOTIFY_URL", c.NotifyURL}} {
+	market, stats, notify := upstreamVars()
+	for _, u := range []struct{ name, v string }{{market, c.MarketURL}, {stats, c.StatsURL}, {notify, c.NotifyURL}} {
 		if u.v != "" && !strings.HasPrefix(u.v, "http://") && !strings.HasPrefix(u.v, "https://") {
 			errs = append(errs, fmt.Errorf("%s%s %q must be an http(s) base URL such as http://market:9090", app.EnvPrefix, u.name, u.v))
 		}

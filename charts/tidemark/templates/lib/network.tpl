@@ -1,8 +1,8 @@
 {{/* A deployable's NetworkPolicy: its public port from the ingress controller only, its internal port
 from the monitoring namespace and the release's own pods; egress to DNS, and to Kafka, PostgreSQL,
-S3, the Kubernetes API and the release's internal ports only for a deployable that uses them (what it
-reads, and the deployables whose internal routes it reads, say which: files/mesh.yaml, from the
-registry of platform/mesh). */}}
+S3 and the Kubernetes API only for a deployable that uses them (what it reads says which), and to the
+internal ports of its peers only (the deployables whose internal routes or export streams it reads:
+files/mesh.yaml, from the registry of platform/mesh), or of the whole release with meshEgress. */}}
 {{- define "tidemark.lib.networkPolicy" -}}
 {{- $np := .root.Values.networkPolicy -}}
 {{- if $np.enabled }}
@@ -58,11 +58,17 @@ spec:
         {{- toYaml . | nindent 8 }}
       {{- end }}
     {{- end }}
-    {{- if or $v.networkPolicy.meshEgress (has "TIDEMARK_EXPORT_SOURCES" $reads) .c.mesh.upstreams }}
+    {{- if or $v.networkPolicy.meshEgress .c.mesh.peers }}
     - to:
         - podSelector:
             matchLabels:
               {{- include "tidemark.releaseSelector" .root | nindent 14 }}
+            {{- if not $v.networkPolicy.meshEgress }}
+            matchExpressions:
+              - key: app.kubernetes.io/component
+                operator: In
+                values: {{ .c.mesh.peers | toJson }}
+            {{- end }}
       ports:
         - port: http-internal
           protocol: TCP
