@@ -3,12 +3,10 @@
 // has stored what they produced, answers validated against the OpenAPI document, builders of valid
 // protocol events, and the contract and fuzz walks over every documented operation.
 //
-//	var pgServer *pglocal.Server
-//
-//	func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, &pgServer)) }
+//	func TestMain(m *testing.M) { os.Exit(kittest.Main(m)) }
 //
 //	func TestX(t *testing.T) {
-//		s := kittest.Start(t, pgServer, kittest.Options{}, service.Service(service.Config{}))
+//		s := kittest.Up(t, kittest.Options{}, service.Service(service.Config{}))
 //		s.Ingest(t, kittest.Encode(t, events.TopicFills, kittest.Fill(kittest.SOLPerp, ts, 1, ...))...)
 //		s.GetJSON(t, "/market/SOL-PERP/trades", 200, &page)
 //	}

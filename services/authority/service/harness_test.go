@@ -23,17 +23,13 @@ import (
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/platform/objstore"
-	"github.com/tidemark/tidemark/platform/pg/pglocal"
-	"github.com/tidemark/tidemark/platform/pg/pgtest"
 	"github.com/tidemark/tidemark/services/authority"
 	"github.com/tidemark/tidemark/services/authority/service"
 )
 
-var pgServer *pglocal.Server
-
 func TestMain(m *testing.M) {
 	ctrllog.SetLogger(logr.Discard()) // the Kubernetes clients of the tests log nothing
-	code := pgtest.Main(m, &pgServer)
+	code := kittest.Main(m)
 	stopCluster()
 	os.Exit(code)
 }
@@ -96,7 +92,7 @@ func start(t *testing.T, o options) *stack {
 		t.Fatal(err)
 	}
 	c := &clock{}
-	s := kittest.Start(t, pgServer, kittest.Options{}, service.Service(service.Config{
+	s := kittest.Up(t, kittest.Options{}, service.Service(service.Config{
 		MaxUnfinishedExports: o.maxUnfinished, Exports: &service.Exports{Jobs: runner, Files: files}, Clock: c.Now,
 	}))
 	sources["if-stake-records"] = s.InternalServer(t, "authority").URL

@@ -48,7 +48,7 @@ func TestExportsInTheCluster(t *testing.T) {
 	// The service finds its cluster as in a pod: here through KUBECONFIG, as its ServiceAccount.
 	saKubeconfig := c.serviceAccount(t, ns)
 	t.Setenv("KUBECONFIG", saKubeconfig)
-	s := kittest.Start(t, pgServer, kittest.Options{}, market.Service(market.Config{}), user.Service(),
+	s := kittest.Up(t, kittest.Options{}, market.Service(market.Config{}), user.Service(),
 		service.Service(service.Config{MaxUnfinishedExports: 5, Namespace: ns, S3: c.minio.Config(bucket)}))
 	c.startOperator(t, ns, bucket, map[v1alpha1.FileType]string{
 		"market-trades":    s.InternalServer(t, "market").URL,
@@ -170,7 +170,7 @@ func TestStatusOfEveryPhase(t *testing.T) {
 		t.Fatal(err)
 	}
 	files := miniotest.NewS3(t, c.minio)
-	s := kittest.Start(t, pgServer, kittest.Options{}, service.Service(service.Config{
+	s := kittest.Up(t, kittest.Options{}, service.Service(service.Config{
 		MaxUnfinishedExports: 50, Exports: &service.Exports{Jobs: jobs, Files: files}}))
 	st := &stack{Stack: s}
 	seed(t, st)
@@ -317,7 +317,7 @@ func TestClusterOpenedOnFirstUse(t *testing.T) {
 	}
 	c := cluster(t)
 	t.Setenv("KUBECONFIG", c.admin)
-	s := &stack{Stack: kittest.Start(t, pgServer, kittest.Options{}, service.Service(service.Config{MaxUnfinishedExports: 5,
+	s := &stack{Stack: kittest.Up(t, kittest.Options{}, service.Service(service.Config{MaxUnfinishedExports: 5,
 		Namespace: c.namespace(t), S3: objstore.S3Config{Endpoint: "127.0.0.1:1", Bucket: "nowhere", AccessKey: "k", SecretKey: "s"}}))}
 	seed(t, s)
 	for _, rec := range []*httptest.ResponseRecorder{s.Get(t, "/authority/"+wallet+"/exports"), s.post(t, "/authority/"+wallet+"/exports", body("trades", main))} {

@@ -9,14 +9,10 @@ import (
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
-	"github.com/tidemark/tidemark/platform/pg/pglocal"
-	"github.com/tidemark/tidemark/platform/pg/pgtest"
 	"github.com/tidemark/tidemark/services/market/service"
 )
 
-var pgServer *pglocal.Server
-
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, &pgServer)) }
+func TestMain(m *testing.M) { os.Exit(kittest.Main(m)) }
 
 // now is the tests' fixed clock.
 var now = kittest.DefaultNow
@@ -28,7 +24,7 @@ type stack struct {
 
 func startStack(t *testing.T) *stack {
 	t.Helper()
-	return &stack{kittest.Start(t, pgServer, kittest.Options{}, service.Service(service.Config{}))}
+	return &stack{kittest.Up(t, kittest.Options{}, service.Service(service.Config{}))}
 }
 
 // ingest produces msgs and waits until the service has stored every one of them.

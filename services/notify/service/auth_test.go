@@ -397,7 +397,7 @@ func TestClockWindow(t *testing.T) {
 func TestConfiguredWindow(t *testing.T) {
 	clk := kittest.NewClock(kittest.DefaultNow)
 	cfg := service.Config{Clock: clk.Now, AuthWindow: 30 * time.Second}
-	h := &harness{Stack: kittest.Start(t, pgServer, kittest.Options{}, service.Service(cfg)), clock: clk, cfg: cfg}
+	h := &harness{Stack: kittest.Up(t, kittest.Options{}, service.Service(cfg)), clock: clk, cfg: cfg}
 	for offset, want := range map[int64]int{-30: 200, -31: 401, 30: 200, 31: 401} {
 		m := h.message(alice)
 		m.Ts = float64(kittest.DefaultNow.Unix() + offset)
@@ -468,7 +468,7 @@ func decode(t *testing.T, rec *httptest.ResponseRecorder, into any) {
 // refuse their replays once migrated, for a whole ts and one within its second alike.
 func TestSignatureRecordMigration(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t, pgServer)
+	pool := pgtest.NewPool(t, kittest.Postgres())
 	all := postgres.Migrations()
 	first, err := fs.ReadFile(all, "001_init.sql")
 	if err != nil {

@@ -14,15 +14,11 @@ import (
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
-	"github.com/tidemark/tidemark/platform/pg/pglocal"
-	"github.com/tidemark/tidemark/platform/pg/pgtest"
 	"github.com/tidemark/tidemark/services/notify"
 	"github.com/tidemark/tidemark/services/notify/service"
 )
 
-var pgServer *pglocal.Server
-
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, &pgServer)) }
+func TestMain(m *testing.M) { os.Exit(kittest.Main(m)) }
 
 // wallet is a test wallet: an ed25519 key and its address.
 type wallet struct {
@@ -56,7 +52,7 @@ func start(t *testing.T) *harness {
 	t.Helper()
 	clk := kittest.NewClock(kittest.DefaultNow)
 	cfg := service.Config{Clock: clk.Now}
-	return &harness{Stack: kittest.Start(t, pgServer, kittest.Options{}, service.Service(cfg)), clock: clk, cfg: cfg}
+	return &harness{Stack: kittest.Up(t, kittest.Options{}, service.Service(cfg)), clock: clk, cfg: cfg}
 }
 
 // message is the signed message of w at the verifier's present, plus a millisecond per message made:

@@ -63,7 +63,7 @@ func TestFillBeforeItsWallet(t *testing.T) {
 // its wallet's volume exactly once.
 func TestAttributionUnderConcurrency(t *testing.T) {
 	set := kit.Settings{Ingest: ingest.Config{Writers: 3, BatchSize: 50, BatchWait: 5 * time.Millisecond}}
-	s := kittest.Start(t, pgServer, kittest.Options{Settings: set, Partitions: 6}, service.Service())
+	s := kittest.Up(t, kittest.Options{Settings: set, Partitions: 6}, service.Service())
 	rng := rand.New(rand.NewPCG(7, 8))
 	const accounts, fills = 120, 1500
 	acct := func(i int) string { return kittest.Key(1000 + i) }
@@ -105,7 +105,7 @@ func TestAttributionUnderConcurrency(t *testing.T) {
 // the last day counts for the month it ends, the next for the month it begins.
 func TestMonthRollsOver(t *testing.T) {
 	clock := time.Date(2026, 11, 1, 0, 0, 30, 0, time.UTC)
-	s := kittest.Start(t, pgServer, kittest.Options{Now: clock}, service.Service())
+	s := kittest.Up(t, kittest.Options{Now: clock}, service.Service())
 	wallet, account := kittest.Key(601), kittest.Key(602)
 	feed(t, s, encode(t, events.TopicNewUsers, &events.NewUser{Ts: clock.Unix() - day, TxSig: kittest.Sig("nuser", 1), Slot: 1,
 		UserAuthority: wallet, User: account, Name: "Main"})...)

@@ -8,18 +8,14 @@ import (
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
-	"github.com/tidemark/tidemark/platform/pg/pglocal"
-	"github.com/tidemark/tidemark/platform/pg/pgtest"
 	"github.com/tidemark/tidemark/services/user/service"
 )
 
-var pgServer *pglocal.Server
-
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, &pgServer)) }
+func TestMain(m *testing.M) { os.Exit(kittest.Main(m)) }
 
 func start(t *testing.T) *kittest.Stack {
 	t.Helper()
-	return kittest.Start(t, pgServer, kittest.Options{}, service.Service())
+	return kittest.Up(t, kittest.Options{}, service.Service())
 }
 
 // taker and maker are the accounts of kittest.Fill's fills.

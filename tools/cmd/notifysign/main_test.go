@@ -16,21 +16,17 @@ import (
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
-	"github.com/tidemark/tidemark/platform/pg/pglocal"
-	"github.com/tidemark/tidemark/platform/pg/pgtest"
 	"github.com/tidemark/tidemark/services/notify/service"
 	"github.com/tidemark/tidemark/tools/sim"
 )
 
-var pgServer *pglocal.Server
-
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, &pgServer)) }
+func TestMain(m *testing.M) { os.Exit(kittest.Main(m)) }
 
 // TestSignsForTheSimulatedWallets runs the tool against the notify service fed the simulator's
 // new-user records: a simulated wallet, its delegate, a key given in base58 and a keypair file each
 // sign requests the service accepts.
 func TestSignsForTheSimulatedWallets(t *testing.T) {
-	s := kittest.Start(t, pgServer, kittest.Options{}, service.Service(service.Config{}))
+	s := kittest.Up(t, kittest.Options{}, service.Service(service.Config{}))
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
 	simulator := sim.New(sim.DefaultConfig())
