@@ -165,6 +165,19 @@ func (s *Stack) CheckEveryOperation(t testing.TB, values map[string][]string) {
 	}
 }
 
+// CheckContract is the contract walk of a service's tests, on a stack holding its test data:
+// CheckEveryOperation over values, then, for each of covered, that every documented operation under
+// that path prefix has answered a validated 2xx (apitest's RequireCovered), then FuzzOperations with
+// fuzz hostile requests.
+func (s *Stack) CheckContract(t testing.TB, values map[string][]string, fuzz int, covered ...string) {
+	t.Helper()
+	s.CheckEveryOperation(t, values)
+	for _, prefix := range covered {
+		s.Validator.RequireCovered(t, prefix)
+	}
+	s.FuzzOperations(t, fuzz, values)
+}
+
 // hostile are path and query values a client may send: malformed encodings, control characters,
 // overlong, numeric edge cases, injection attempts.
 var hostile = []string{

@@ -24,9 +24,7 @@ func TestEveryOperationOfTheDocument(t *testing.T) {
 	s := start(t, options{})
 	seed(t, s)
 	s.createExport(t, wallet, `{"fileType":"if-stake-records","from":1763000000,"to":1763600000,"userPublicKeys":["`+main+`"]}`)
-	s.CheckEveryOperation(t, authorityValues)
-	s.Validator.RequireCovered(t, "/authority/")
-	s.FuzzOperations(t, 3000, authorityValues)
+	s.CheckContract(t, authorityValues, 3000, "/authority/")
 }
 
 // TestLimitsAndErrors checks every refusal of the Authority GET routes, and that a wallet nothing

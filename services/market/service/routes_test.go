@@ -376,7 +376,5 @@ var marketValues = map[string][]string{
 func TestEveryOperationOfTheDocument(t *testing.T) {
 	s := startStack(t)
 	seed(t, s)
-	s.CheckEveryOperation(t, marketValues)
-	s.Validator.RequireCovered(t, "/market/")
-	s.FuzzOperations(t, 3000, marketValues)
+	s.CheckContract(t, marketValues, 3000, "/market/")
 }

@@ -22,11 +22,7 @@ func TestEveryOperationAgreesWithTheDocument(t *testing.T) {
 		"symbol": {"USDC", "SOL"}, "kind": {"deposit", "borrow", "deposit_balance", "borrow_balance"},
 		"window": {"1h", "24h", "30d"}, "authority": {w1, w3},
 	}
-	s.CheckEveryOperation(t, values)
-	for _, p := range []string{"/stats/", "/params", "/vaults", "/external/"} {
-		s.Validator.RequireCovered(t, p)
-	}
-	s.FuzzOperations(t, 1500, values)
+	s.CheckContract(t, values, 1500, "/stats/", "/params", "/vaults", "/external/")
 }
 
 // TestBadInput: every rule of the input, each answered 400 (or 404 for what is not there) with a

@@ -76,9 +76,7 @@ var userValues = map[string][]string{
 func TestEveryOperationOfTheDocument(t *testing.T) {
 	s := start(t)
 	seed(t, s)
-	s.CheckEveryOperation(t, userValues)
-	s.Validator.RequireCovered(t, "/user/")
-	s.FuzzOperations(t, 3000, userValues)
+	s.CheckContract(t, userValues, 3000, "/user/")
 }
 
 // TestLimitsAndErrors checks every refusal of the User routes, and that an account nothing happened
