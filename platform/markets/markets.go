@@ -23,13 +23,14 @@ import (
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/fault"
+	"github.com/tidemark/tidemark/platform/pg"
 )
 
 // Table is the markets table of one schema.
 type Table struct{ name string }
 
 // In is schema's markets table.
-func In(schema string) Table { return Table{pgx.Identifier{schema, "markets"}.Sanitize()} }
+func In(schema string) Table { return Table{pg.Table(schema, "markets")} }
 
 // Queue adds to b the recording of ms; markets already known are left as they are.
 //
@@ -77,9 +78,9 @@ type Catalogue struct {
 	known map[string]events.Market
 }
 
-// NewCatalogue reads schema's markets table through pool.
-func NewCatalogue(pool *pgxpool.Pool, schema string) *Catalogue {
-	return &Catalogue{table: In(schema), pool: pool, known: map[string]events.Market{}}
+// NewCatalogue reads the markets table of db's schema.
+func NewCatalogue(db pg.DB) *Catalogue {
+	return &Catalogue{table: In(db.Schema), pool: db.Pool, known: map[string]events.Market{}}
 }
 
 // Market returns the entry of symbol, or fault.NotFound when no event has named it.

@@ -12,6 +12,7 @@ import (
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/ingest"
 	"github.com/tidemark/tidemark/platform/markets"
+	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/services/amm"
 )
 
@@ -29,7 +30,7 @@ type Ingest struct {
 // NewIngest writes into schema; states older than now-retention go to the rollup only (their day's
 // partition is dropped, or about to be).
 func NewIngest(schema string, retention time.Duration, now func() time.Time) *Ingest {
-	rollup := pgx.Identifier{schema, "rollup"}.Sanitize()
+	rollup := pg.Table(schema, "rollup")
 	return &Ingest{
 		schema: schema, markets: markets.In(schema), retention: retention, now: now,
 		rollup: `SELECT symbol, row, start, chunk FROM ` + rollup + `

@@ -28,19 +28,20 @@ const StatesTable = "states"
 
 // Store reads the amm schema's catalogue and rollup.
 type Store struct {
+	pg.DB
 	*markets.Catalogue
-	pool   *pgxpool.Pool
 	chunks string
 	points string
 }
 
 // NewStore reads schema through pool.
 func NewStore(pool *pgxpool.Pool, schema string) *Store {
-	rollup := pgx.Identifier{schema, "rollup"}.Sanitize()
+	db := pg.DB{Pool: pool, Schema: schema}
+	rollup := db.Table("rollup")
 	hdr, fmtByte := strconv.Itoa(amm.HeaderBytes), strconv.Itoa(amm.BitmapBytes)
 	return &Store{
-		Catalogue: markets.NewCatalogue(pool, schema),
-		pool:      pool,
+		DB:        db,
+		Catalogue: markets.NewCatalogue(db),
 		// The carried chunk and the window's in one statement; the union keeps each side's order.
 		chunks: `(SELECT start, chunk FROM ` + rollup + ` WHERE symbol = $1 AND row = $2 AND start < $3 ORDER BY start DESC LIMIT 1)
 UNION ALL
@@ -77,7 +78,7 @@ func (s *Store) Points(ctx context.Context, symbol string, series amm.Series, bu
 		bs[i] = int32((k - cs[i]) / amm.Resolution)
 	}
 	r := amm.RowOf(series)
-	rows, err := s.pool.Query(ctx, s.points, symbol, int16(r), int32(r.Values()), cs, bs)
+	rows, err := s.Pool.Query(ctx, s.points, symbol, int16(r), int32(r.Values()), cs, bs)
 	if err != nil {
 		return fmt.Errorf("read the rollup of %s: %w", symbol, err)
 	}
@@ -104,7 +105,7 @@ var _ amm.Store = (*Store)(nil)
 
 // Chunks implements amm.Store. The chunks are handed over in pgx's read buffer, without a copy.
 func (s *Store) Chunks(ctx context.Context, symbol string, series amm.Series, from, to int64, fn func(start int64, data []byte) error) error {
-	rows, err := s.pool.Query(ctx, s.chunks, symbol, int16(amm.RowOf(series)), from, to)
+	rows, err := s.Pool.Query(ctx, s.chunks, symbol, int16(amm.RowOf(series)), from, to)
 	if err != nil {
 		return fmt.Errorf("read the rollup of %s: %w", symbol, err)
 	}

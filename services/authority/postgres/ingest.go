@@ -13,6 +13,7 @@ import (
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/ingest"
 	"github.com/tidemark/tidemark/platform/markets"
+	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/platform/snapshots"
 )
 
@@ -43,7 +44,7 @@ type tables struct {
 }
 
 func tablesOf(schema string) tables {
-	q := func(t string) string { return pgx.Identifier{schema, t}.Sanitize() }
+	q := func(t string) string { return pg.Table(schema, t) }
 	return tables{accounts: q("accounts"), builders: q("builder_accounts"), snapshotDays: q("snapshot_days"),
 		markets: markets.In(schema)}
 }

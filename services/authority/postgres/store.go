@@ -29,24 +29,21 @@ func Migrations() fs.FS { return pg.MigrationsDir(migrations) }
 // Store reads the authority schema: it is the authority.Store, and the catalogue of the spot markets
 // its stakes named.
 type Store struct {
+	pg.DB
 	*markets.Catalogue
-	pool   *pgxpool.Pool
-	schema string
-	t      tables
-	raw    string // the snapshots table
 }
 
 // NewStore reads schema through pool.
 func NewStore(pool *pgxpool.Pool, schema string) *Store {
-	return &Store{Catalogue: markets.NewCatalogue(pool, schema), pool: pool, schema: schema, t: tablesOf(schema),
-		raw: pgx.Identifier{schema, "snapshots"}.Sanitize()}
+	db := pg.DB{Pool: pool, Schema: schema}
+	return &Store{DB: db, Catalogue: markets.NewCatalogue(db)}
 }
 
 // Accounts implements authority.Store.
 func (s *Store) Accounts(ctx context.Context, auth string) (authority.AccountList, error) {
 	out := authority.AccountList{Accounts: []authority.Account{}}
 	var b pgx.Batch
-	b.Queue(`SELECT account, sub_account_id, name FROM `+s.t.accounts+`
+	b.Queue(`SELECT account, sub_account_id, name FROM `+s.Table("accounts")+`
 		WHERE authority = $1 AND sub_account_id IS NOT NULL ORDER BY sub_account_id, account`, auth).Query(func(rows pgx.Rows) error {
 		var a authority.Account
 		_, err := pgx.ForEachRow(rows, []any{&a.AccountID, &a.SubAccountID, &a.Name}, func() error {
@@ -55,7 +52,7 @@ func (s *Store) Accounts(ctx context.Context, auth string) (authority.AccountLis
 		})
 		return err
 	})
-	b.Queue(`SELECT kind, record FROM `+s.t.builders+` WHERE authority = $1`, auth).Query(func(rows pgx.Rows) error {
+	b.Queue(`SELECT kind, record FROM `+s.Table("builder_accounts")+` WHERE authority = $1`, auth).Query(func(rows pgx.Rows) error {
 		var kind string
 		var record []byte
 		_, err := pgx.ForEachRow(rows, []any{&kind, &record}, func() error {
@@ -71,7 +68,7 @@ func (s *Store) Accounts(ctx context.Context, auth string) (authority.AccountLis
 		})
 		return err
 	})
-	if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
+	if err := s.Pool.SendBatch(ctx, &b).Close(); err != nil {
 		return authority.AccountList{}, fmt.Errorf("read the accounts of %s: %w", auth, err)
 	}
 	return out, nil
@@ -79,7 +76,7 @@ func (s *Store) Accounts(ctx context.Context, auth string) (authority.AccountLis
 
 // Foreign implements authority.Store.
 func (s *Store) Foreign(ctx context.Context, auth string, keys []string) ([]string, error) {
-	rows, err := s.pool.Query(ctx, `SELECT account FROM `+s.t.accounts+`
+	rows, err := s.Pool.Query(ctx, `SELECT account FROM `+s.Table("accounts")+`
 		WHERE authority = $1 AND account = ANY($2) AND sub_account_id IS NOT NULL`, auth, keys)
 	if err != nil {
 		return nil, fmt.Errorf("read the accounts of %s: %w", auth, err)
@@ -105,11 +102,11 @@ func (s *Store) Foreign(ctx context.Context, auth string, keys []string) ([]stri
 // ordered range whatever the planner estimates of the table.
 func (s *Store) pointsSQL(hourly bool, accounts string) string {
 	if hourly {
-		return `SELECT DISTINCT ON (kind, account, i) kind, account, (ts - $3) / $4 AS i, record FROM ` + s.raw + `
+		return `SELECT DISTINCT ON (kind, account, i) kind, account, (ts - $3) / $4 AS i, record FROM ` + s.Table("snapshots") + `
 			WHERE authority = $1 AND kind = ANY($2) AND ts >= $3 AND ts < $5 ORDER BY kind, account, i, ts DESC`
 	}
 	return `SELECT k.kind, a.account, (p.day - $3) / $4, p.record FROM (` + accounts + `) a CROSS JOIN unnest($2::text[]) AS k(kind)
-		CROSS JOIN LATERAL (SELECT day, record FROM ` + s.t.snapshotDays + `
+		CROSS JOIN LATERAL (SELECT day, record FROM ` + s.Table("snapshot_days") + `
 		  WHERE authority = $1 AND kind = k.kind AND account = a.account AND day >= $3 AND day < $5 ORDER BY day LIMIT ($5 - $3) / $4) p`
 }
 
@@ -120,7 +117,7 @@ func (s *Store) Snapshots(ctx context.Context, auth string, kinds []string, p sn
 	for _, k := range kinds {
 		series[k] = map[string][]json.RawMessage{}
 	}
-	accounts := `SELECT account FROM ` + s.t.accounts + ` WHERE authority = $1`
+	accounts := `SELECT account FROM ` + s.Table("accounts") + ` WHERE authority = $1`
 	var b pgx.Batch
 	b.Queue(accounts+` ORDER BY sub_account_id NULLS LAST, account`, auth).Query(func(rows pgx.Rows) error {
 		var err error
@@ -147,7 +144,7 @@ func (s *Store) Snapshots(ctx context.Context, auth string, kinds []string, p sn
 	if slices.Contains(kinds, authority.SnapshotTrading) {
 		// The metrics: each account's newest trading snapshot before the series ends, found as the
 		// newest kept day before it.
-		b.Queue(`SELECT a.account, l.record FROM (`+accounts+`) a CROSS JOIN LATERAL (SELECT record FROM `+s.t.snapshotDays+`
+		b.Queue(`SELECT a.account, l.record FROM (`+accounts+`) a CROSS JOIN LATERAL (SELECT record FROM `+s.Table("snapshot_days")+`
 			WHERE authority = $1 AND kind = 'trading' AND account = a.account AND day < $2 AND ts < $2 ORDER BY day DESC LIMIT 1) l`,
 			auth, p.End()).Query(func(rows pgx.Rows) error {
 			var account string
@@ -159,7 +156,7 @@ func (s *Store) Snapshots(ctx context.Context, auth string, kinds []string, p sn
 			return err
 		})
 	}
-	if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
+	if err := s.Pool.SendBatch(ctx, &b).Close(); err != nil {
 		return authority.Snapshots{}, fmt.Errorf("read the snapshots of %s: %w", auth, err)
 	}
 	for _, k := range kinds {
@@ -178,7 +175,7 @@ func (s *Store) Snapshots(ctx context.Context, auth string, kinds []string, p sn
 
 // Referrals implements authority.Store.
 func (s *Store) Referrals(ctx context.Context, auth string, p snapshots.Points) ([]json.RawMessage, error) {
-	rows, err := s.pool.Query(ctx, s.pointsSQL(p.Hourly(), `SELECT ''::text AS account`), auth,
+	rows, err := s.Pool.Query(ctx, s.pointsSQL(p.Hourly(), `SELECT ''::text AS account`), auth,
 		[]string{authority.SnapshotReferral}, p.Start, p.Width, p.End())
 	if err != nil {
 		return nil, fmt.Errorf("read the referral snapshots of %s: %w", auth, err)
@@ -202,13 +199,13 @@ func (s *Store) Referrals(ctx context.Context, auth string, p snapshots.Points) 
 // Exclusive implements authority.Store with a transaction-scoped advisory lock on the wallet: it is
 // released when f returns, or when the connection dies with the process holding it.
 func (s *Store) Exclusive(ctx context.Context, auth string, f func(ctx context.Context) error) error {
-	tx, err := s.pool.Begin(ctx)
+	tx, err := s.Pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("lock the exports of %s: %w", auth, err)
 	}
 	// The transaction writes nothing: ending it, however, releases the lock.
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))`, s.schema+".exports", auth); err != nil {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))`, s.Schema+".exports", auth); err != nil {
 		return fmt.Errorf("lock the exports of %s: %w", auth, err)
 	}
 	return f(ctx)

@@ -14,6 +14,7 @@ import (
 	"github.com/tidemark/tidemark/platform/ingest"
 	"github.com/tidemark/tidemark/platform/markets"
 	"github.com/tidemark/tidemark/platform/outbox"
+	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/services/market"
 )
 
@@ -158,7 +159,8 @@ func (in *Ingest) writeIFStakes(ctx context.Context, tx pgx.Tx, recs []*events.I
 		}
 		sym, ok := symbols[r.MarketIndex]
 		if !ok {
-			err := tx.QueryRow(ctx, `SELECT symbol FROM `+in.schema+`.markets WHERE market_type = 'spot' AND market_index = $1`, r.MarketIndex).Scan(&sym)
+			err := tx.QueryRow(ctx, `SELECT symbol FROM `+pg.Table(in.schema, "markets")+` WHERE market_type = 'spot' AND market_index = $1`,
+				r.MarketIndex).Scan(&sym)
 			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 				return fmt.Errorf("resolve spot market %d: %w", r.MarketIndex, err)
 			}
@@ -267,7 +269,7 @@ func (in *Ingest) queueCandles(b *pgx.Batch, deltas []*market.Delta) map[bucketK
 		fHigh[i], fLow[i], oHigh[i], oLow[i] = d.FillHigh, d.FillLow, d.OracleHigh, d.OracleLow
 		quote[i], base[i] = d.Quote.String(), d.Base.String()
 	}
-	c := in.schema + ".candles"
+	c := pg.Table(in.schema, "candles")
 	created := make(map[bucketKey]bool, n)
 	b.Queue(`INSERT INTO `+c+` AS c (symbol, resolution, ts, first_ts, first_id, fill_first, oracle_first,
 			fill_high, fill_low, oracle_high, oracle_low, last_ts, last_id, fill_close, oracle_close, quote_volume, base_volume)

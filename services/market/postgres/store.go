@@ -26,14 +26,14 @@ func Migrations() fs.FS { return pg.MigrationsDir(migrations) }
 
 // Store reads the market schema's catalogue and candles; the event series are the kit's to read.
 type Store struct {
+	pg.DB
 	*markets.Catalogue
-	pool   *pgxpool.Pool
-	schema string
 }
 
 // NewStore reads schema through pool.
 func NewStore(pool *pgxpool.Pool, schema string) *Store {
-	return &Store{Catalogue: markets.NewCatalogue(pool, schema), pool: pool, schema: schema}
+	db := pg.DB{Pool: pool, Schema: schema}
+	return &Store{DB: db, Catalogue: markets.NewCatalogue(db)}
 }
 
 // Volumes are exact numeric sums in protocol precision; the cast to float8 before scaling spares a
@@ -43,7 +43,7 @@ const bucketCols = `ts, fill_first, fill_high, fill_low, fill_close, oracle_firs
 
 // Candles implements market.Store.
 func (s *Store) Candles(ctx context.Context, symbol string, res market.Resolution, lo, hi int64) ([]market.Bucket, *market.Bucket, error) {
-	return candles(ctx, s.pool, s.schema, symbol, res, lo, hi)
+	return candles(ctx, s.Pool, s.Schema, symbol, res, lo, hi)
 }
 
 // batcher is what candle reads need of a pool or a transaction.
@@ -63,9 +63,10 @@ func candles(ctx context.Context, db batcher, schema, symbol string, res market.
 
 // queueCandles adds the two queries of one candle read to b; readCandles reads their results.
 func queueCandles(b *pgx.Batch, schema, symbol string, res market.Resolution, lo, hi int64) {
-	b.Queue(`SELECT `+bucketCols+` FROM `+schema+`.candles
+	c := pg.Table(schema, "candles")
+	b.Queue(`SELECT `+bucketCols+` FROM `+c+`
 		WHERE symbol = $1 AND resolution = $2 AND ts < $3 ORDER BY ts DESC LIMIT 1`, symbol, string(res), lo)
-	b.Queue(`SELECT `+bucketCols+` FROM `+schema+`.candles
+	b.Queue(`SELECT `+bucketCols+` FROM `+c+`
 		WHERE symbol = $1 AND resolution = $2 AND ts >= $3 AND ts <= $4 ORDER BY ts`, symbol, string(res), lo, hi)
 }
 
@@ -117,16 +118,16 @@ func (s *Store) LatestCandles(ctx context.Context, symbol string) (candles []mar
 	for _, r := range market.Resolutions() {
 		res = append(res, string(r))
 	}
-	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	tx, err := s.Pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return nil, nil, fmt.Errorf("latest candles: begin: %w", err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
 	rows, err := tx.Query(ctx, `SELECT m.symbol, r.res, `+bucketColsOf("c")+`, p.fill_close, p.oracle_close
-		FROM `+s.schema+`.markets m CROSS JOIN unnest($1::text[]) WITH ORDINALITY AS r(res, n)
-		JOIN LATERAL (SELECT * FROM `+s.schema+`.candles
+		FROM `+s.Table("markets")+` m CROSS JOIN unnest($1::text[]) WITH ORDINALITY AS r(res, n)
+		JOIN LATERAL (SELECT * FROM `+s.Table("candles")+`
 			WHERE symbol = m.symbol AND resolution = r.res ORDER BY ts DESC LIMIT 1) c ON true
-		LEFT JOIN LATERAL (SELECT fill_close, oracle_close FROM `+s.schema+`.candles
+		LEFT JOIN LATERAL (SELECT fill_close, oracle_close FROM `+s.Table("candles")+`
 			WHERE symbol = m.symbol AND resolution = r.res AND ts < c.ts ORDER BY ts DESC LIMIT 1) p ON true
 		WHERE $2 = '' OR m.symbol = $2
 		ORDER BY m.symbol, r.n`, res, symbol)
@@ -162,7 +163,7 @@ func (s *Store) LatestCandles(ctx context.Context, symbol string) (candles []mar
 	if symbol != "" {
 		prefix = events.CandleChannel(symbol, "")
 	}
-	seqs, err = outbox.Seqs(ctx, tx, s.schema, prefix)
+	seqs, err = outbox.Seqs(ctx, tx, s.Schema, prefix)
 	if err != nil {
 		return nil, nil, err
 	}

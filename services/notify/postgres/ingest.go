@@ -16,6 +16,7 @@ import (
 	"github.com/tidemark/tidemark/platform/ingest"
 	"github.com/tidemark/tidemark/platform/markets"
 	"github.com/tidemark/tidemark/platform/outbox"
+	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/services/notify"
 )
 
@@ -55,7 +56,7 @@ type tables struct {
 }
 
 func tablesOf(schema string) tables {
-	q := func(t string) string { return pgx.Identifier{schema, t}.Sanitize() }
+	q := func(t string) string { return pg.Table(schema, t) }
 	return tables{accounts: q("accounts"), notifications: q("notifications"), pending: q("pending"),
 		preferences: q("preferences"), devices: q("devices"), signatures: q("used_signatures"),
 		markets: markets.In(schema), marketsName: q("markets")}

@@ -31,23 +31,22 @@ func Migrations() fs.FS { return pg.MigrationsDir(migrations) }
 // Store reads and changes the notify schema: it is the notify.Store, and the verifier's
 // notify.Signatures and notify.Accounts.
 type Store struct {
-	pool   *pgxpool.Pool
-	schema string
-	q      tables
-	sigs   *signatureRecorder
+	pg.DB
+	q    tables
+	sigs *signatureRecorder
 }
 
 // NewStore works on schema through pool.
 func NewStore(pool *pgxpool.Pool, schema string) *Store {
 	q := tablesOf(schema)
-	return &Store{pool: pool, schema: schema, q: q, sigs: &signatureRecorder{pool: pool, table: q.signatures}}
+	return &Store{DB: pg.DB{Pool: pool, Schema: schema}, q: q, sigs: &signatureRecorder{pool: pool, table: q.signatures}}
 }
 
 // EdgeSeq returns the seq of the last edge.notifications message queued for authority's channel
 // (0: none yet): the outbox numbers them in the transaction that stores the notification, so a
 // committed notification is counted and one of a transaction still open is not.
 func (s *Store) EdgeSeq(ctx context.Context, authority string) (int64, error) {
-	return outbox.Seq(ctx, s.pool, s.schema, events.NotificationsChannel(authority))
+	return outbox.Seq(ctx, s.Pool, s.Schema, events.NotificationsChannel(authority))
 }
 
 var (
@@ -68,7 +67,7 @@ func (s *Store) Feed(ctx context.Context, authority, status string, after *notif
 		args = append(args, after.CreatedAt, after.ID)
 	}
 	q += ` ORDER BY created_at DESC, notification_id DESC LIMIT $3`
-	rows, err := s.pool.Query(ctx, q, args...)
+	rows, err := s.Pool.Query(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("read the feed: %w", err)
 	}
@@ -94,7 +93,7 @@ func (s *Store) Feed(ctx context.Context, authority, status string, after *notif
 // time it was read.
 func (s *Store) MarkRead(ctx context.Context, authority, id string, now int64) (notify.Notification, error) {
 	var n notify.Notification
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		var record []byte
 		var status string
 		err := tx.QueryRow(ctx, `SELECT status, record FROM `+s.q.notifications+`
@@ -128,7 +127,7 @@ func (s *Store) MarkRead(ctx context.Context, authority, id string, now int64) (
 // Preferences returns authority's preferences; a wallet that set none opted out of nothing.
 func (s *Store) Preferences(ctx context.Context, authority string) (notify.Preferences, error) {
 	p := notify.Preferences{PushOptOutTypes: []string{}}
-	err := s.pool.QueryRow(ctx, `SELECT push_opt_out FROM `+s.q.preferences+` WHERE authority = $1`, authority).Scan(&p.PushOptOutTypes)
+	err := s.Pool.QueryRow(ctx, `SELECT push_opt_out FROM `+s.q.preferences+` WHERE authority = $1`, authority).Scan(&p.PushOptOutTypes)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return p, fmt.Errorf("read preferences: %w", err)
 	}
@@ -137,7 +136,7 @@ func (s *Store) Preferences(ctx context.Context, authority string) (notify.Prefe
 
 // SetPreferences replaces authority's preferences.
 func (s *Store) SetPreferences(ctx context.Context, authority string, p notify.Preferences, now int64) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO `+s.q.preferences+` (authority, push_opt_out, updated_at) VALUES ($1, $2, $3)
+	_, err := s.Pool.Exec(ctx, `INSERT INTO `+s.q.preferences+` (authority, push_opt_out, updated_at) VALUES ($1, $2, $3)
 		ON CONFLICT (authority) DO UPDATE SET push_opt_out = excluded.push_opt_out, updated_at = excluded.updated_at`,
 		authority, p.PushOptOutTypes, now)
 	if err != nil {
@@ -157,7 +156,7 @@ func scanDevice(row pgx.Row) (notify.Device, error) {
 // RegisterDevice adds or updates authority's device; a wallet keeps at most notify.MaxDevices.
 func (s *Store) RegisterDevice(ctx context.Context, authority string, r notify.Registration, now int64) (notify.Device, error) {
 	var d notify.Device
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		// Registrations of one wallet take turns, so two at once cannot both take the last place.
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "notify devices "+authority); err != nil {
 			return err
@@ -183,7 +182,7 @@ func (s *Store) RegisterDevice(ctx context.Context, authority string, r notify.R
 
 // Devices lists authority's devices, oldest registration first.
 func (s *Store) Devices(ctx context.Context, authority string) ([]notify.Device, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+deviceColumns+` FROM `+s.q.devices+` WHERE authority = $1 ORDER BY created_at, device_id`, authority)
+	rows, err := s.Pool.Query(ctx, `SELECT `+deviceColumns+` FROM `+s.q.devices+` WHERE authority = $1 ORDER BY created_at, device_id`, authority)
 	if err != nil {
 		return nil, fmt.Errorf("read devices: %w", err)
 	}
@@ -204,7 +203,7 @@ func (s *Store) Devices(ctx context.Context, authority string) ([]notify.Device,
 
 // RemoveDevice removes authority's device.
 func (s *Store) RemoveDevice(ctx context.Context, authority, deviceID string) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM `+s.q.devices+` WHERE authority = $1 AND device_id = $2`, authority, deviceID)
+	tag, err := s.Pool.Exec(ctx, `DELETE FROM `+s.q.devices+` WHERE authority = $1 AND device_id = $2`, authority, deviceID)
 	if err != nil {
 		return fmt.Errorf("remove device: %w", err)
 	}
@@ -222,7 +221,7 @@ func (s *Store) UseSignature(ctx context.Context, sig []byte, signedAt, expires 
 
 // AccountOwner returns account's authority and delegate.
 func (s *Store) AccountOwner(ctx context.Context, account string) (authority, delegate string, found bool, err error) {
-	err = s.pool.QueryRow(ctx, `SELECT authority, coalesce(delegate, '') FROM `+s.q.accounts+` WHERE account = $1`, account).
+	err = s.Pool.QueryRow(ctx, `SELECT authority, coalesce(delegate, '') FROM `+s.q.accounts+` WHERE account = $1`, account).
 		Scan(&authority, &delegate)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", "", false, nil

@@ -44,16 +44,14 @@ const edgeTick = 250 * time.Millisecond
 // markets whose value changed since their last publication, at most once per MinEdgeInterval each.
 // Replicas take turns under an advisory lock; the last publications are shared in edge_published.
 type Publisher struct {
-	pool   *pgxpool.Pool
-	store  *Store
-	schema string
-	now    func() time.Time // the data's clock: the end of the 24-hour window
-	clock  func() time.Time // the wall clock, which throttles
+	store *Store           // what it reads the markets with, and the schema it publishes from
+	now   func() time.Time // the data's clock: the end of the 24-hour window
+	clock func() time.Time // the wall clock, which throttles
 }
 
 // NewPublisher publishes schema's markets; now is the data's clock.
 func NewPublisher(pool *pgxpool.Pool, schema string, now func() time.Time) *Publisher {
-	return &Publisher{pool: pool, store: NewStore(pool, schema), schema: schema, now: now, clock: time.Now}
+	return &Publisher{store: NewStore(pool, schema), now: now, clock: time.Now}
 }
 
 // Background is the stats service's own work beside its consumer: the edge publisher every edgeTick
@@ -130,13 +128,13 @@ type published struct {
 
 // Publish queues the changed markets once and returns how many messages it queued.
 func (p *Publisher) Publish(ctx context.Context) (int, error) {
-	tx, err := p.pool.Begin(ctx)
+	tx, err := p.store.Pool.Begin(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("begin: %w", err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
 	var mine bool
-	if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))`, p.schema+".edge").Scan(&mine); err != nil {
+	if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))`, p.store.Schema+".edge").Scan(&mine); err != nil {
 		return 0, fmt.Errorf("take the edge lock: %w", err)
 	}
 	if !mine {
@@ -195,7 +193,7 @@ func (p *Publisher) Publish(ctx context.Context) (int, error) {
 	if len(msgs) == 0 {
 		return 0, nil
 	}
-	if err := outbox.Add(ctx, tx, p.schema, msgs...); err != nil {
+	if err := outbox.Add(ctx, tx, p.store.Schema, msgs...); err != nil {
 		return 0, err
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO `+p.store.t.edgePublished+` AS e (topic, symbol, value, published_at)

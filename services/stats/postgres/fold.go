@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/tidemark/tidemark/platform/pg"
 )
 
 // Folder moves what the sinks appended to the volume and P&L deltas into the wallets' months: the
@@ -20,25 +22,24 @@ import (
 // leaderboards) out of the ingest's transactions: a batch of fills touches most active wallets, and a
 // second holds many batches.
 type Folder struct {
-	pool   *pgxpool.Pool
-	schema string
-	t      tables
+	pg.DB
+	t tables
 }
 
 // NewFolder folds schema's deltas.
 func NewFolder(pool *pgxpool.Pool, schema string) *Folder {
-	return &Folder{pool: pool, schema: schema, t: tablesOf(schema)}
+	return &Folder{DB: pg.DB{Pool: pool, Schema: schema}, t: tablesOf(schema)}
 }
 
 // Fold moves the deltas once.
 func (f *Folder) Fold(ctx context.Context) error {
-	tx, err := f.pool.Begin(ctx)
+	tx, err := f.Pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
 	var mine bool
-	if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))`, f.schema+".fold").Scan(&mine); err != nil {
+	if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))`, f.Schema+".fold").Scan(&mine); err != nil {
 		return fmt.Errorf("take the fold lock: %w", err)
 	}
 	if !mine {

@@ -52,7 +52,7 @@ type tables struct {
 }
 
 func tablesOf(schema string) tables {
-	q := func(name string) string { return pgx.Identifier{schema, name}.Sanitize() }
+	q := func(name string) string { return pg.Table(schema, name) }
 	return tables{
 		fills: q("fills"), tradeMinutes: q("trade_minutes"), tradeHours: q("trade_hours"), marketStates: q("market_states"),
 		spotRates: q("spot_rates"), spotBalances: q("spot_balances"), funding: q("funding_rates"), liquidations: q("liquidations"),

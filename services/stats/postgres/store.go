@@ -16,21 +16,22 @@ import (
 	"github.com/tidemark/tidemark/platform/fault"
 	"github.com/tidemark/tidemark/platform/markets"
 	"github.com/tidemark/tidemark/platform/outbox"
+	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/platform/series"
 	"github.com/tidemark/tidemark/services/stats"
 )
 
 // Store reads the stats schema: it is the stats.Store.
 type Store struct {
+	pg.DB
 	*markets.Catalogue
-	pool   *pgxpool.Pool
-	schema string
-	t      tables
+	t tables
 }
 
 // NewStore reads schema through pool.
 func NewStore(pool *pgxpool.Pool, schema string) *Store {
-	return &Store{Catalogue: markets.NewCatalogue(pool, schema), pool: pool, schema: schema, t: tablesOf(schema)}
+	db := pg.DB{Pool: pool, Schema: schema}
+	return &Store{DB: db, Catalogue: markets.NewCatalogue(db), t: tablesOf(schema)}
 }
 
 // querier is what reads need of a pool or a transaction.
@@ -64,7 +65,7 @@ func (s *Store) windowSums(w stats.Window, args *[]any) string {
 
 // Markets implements stats.Store.
 func (s *Store) Markets(ctx context.Context, w stats.Window) ([]stats.MarketData, error) {
-	return s.marketData(ctx, s.pool, w)
+	return s.marketData(ctx, s.Pool, w)
 }
 
 // marketData reads every market's data in one statement (and a second for the funding rates of
@@ -156,7 +157,7 @@ func (s *Store) marketData(ctx context.Context, q querier, w stats.Window) ([]st
 func (s *Store) Volumes(ctx context.Context, w stats.Window) ([]stats.MarketVolume, error) {
 	var args []any
 	sums := s.windowSums(w, &args)
-	rows, err := s.pool.Query(ctx, `SELECT m.symbol, m.market_index, m.market_type, w.quote, w.base FROM `+s.t.markets+` m
+	rows, err := s.Pool.Query(ctx, `SELECT m.symbol, m.market_index, m.market_type, w.quote, w.base FROM `+s.t.markets+` m
 		CROSS JOIN LATERAL (`+sums+`) w ORDER BY m.market_type, m.market_index, m.symbol`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read volumes: %w", err)
@@ -184,7 +185,7 @@ func (s *Store) FundingAverages(ctx context.Context, now int64) ([]stats.Funding
 	}
 	longest := stats.FundingWindows[len(stats.FundingWindows)-1].Hours * stats.Hour
 	args = append(args, now-longest)
-	rows, err := s.pool.Query(ctx, `SELECT m.symbol, m.market_index, `+strings.Join(cols, ", ")+` FROM `+s.t.markets+` m
+	rows, err := s.Pool.Query(ctx, `SELECT m.symbol, m.market_index, `+strings.Join(cols, ", ")+` FROM `+s.t.markets+` m
 		LEFT JOIN `+s.t.funding+` f ON f.symbol = m.symbol AND f.ts > $`+strconv.Itoa(len(args))+` AND f.ts <= $1
 		WHERE m.market_type = 'perp' AND m.market_filter = 'perp'
 		GROUP BY m.symbol, m.market_index ORDER BY m.market_index, m.symbol`, args...)
@@ -255,7 +256,7 @@ func (s *Store) Leaderboard(ctx context.Context, q stats.LeaderboardQuery) (stat
 			return row.Scan(&ahead)
 		})
 	}
-	if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
+	if err := s.Pool.SendBatch(ctx, &b).Close(); err != nil {
 		return stats.LeaderboardPage{}, fmt.Errorf("read the %s leaderboard: %w", q.Board, err)
 	}
 	if err := stats.Rank(page.Leaders, q.Board, q.Offset(), ahead); err != nil {
@@ -272,7 +273,7 @@ func (s *Store) Standing(ctx context.Context, month int64, authority string) (st
 		return `CASE WHEN w.` + bd.on + ` THEN 1 + (SELECT count(*) FROM ` + s.t.walletMonths + ` x WHERE x.month = $1 AND x.` + bd.on +
 			` AND x.` + bd.column + ` > w.` + bd.column + `) END`
 	}
-	err := s.pool.QueryRow(ctx, `SELECT coalesce(w.maker_volume, 0)::text, coalesce(w.taker_volume, 0)::text,
+	err := s.Pool.QueryRow(ctx, `SELECT coalesce(w.maker_volume, 0)::text, coalesce(w.taker_volume, 0)::text,
 			coalesce(w.volume, 0)::text, coalesce(w.pnl, 0)::text,
 			`+rank(stats.BoardMaker)+`, `+rank(stats.BoardTaker)+`, `+rank(stats.BoardVolume)+`, `+rank(stats.BoardPnl)+`
 		FROM (SELECT 1) one LEFT JOIN `+s.t.walletMonths+` w ON w.month = $1 AND w.authority = $2`, month, authority).
@@ -295,7 +296,7 @@ func (s *Store) page(ctx context.Context, table, where string, since, until int6
 		sql += " AND (ts, tx_sig, tx_sig_index) < ($4, $5, $6)"
 	}
 	sql += " ORDER BY ts DESC, tx_sig DESC, tx_sig_index DESC LIMIT $3"
-	rows, err := s.pool.Query(ctx, sql, args...)
+	rows, err := s.Pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", table, err)
 	}
@@ -348,7 +349,7 @@ func (s *Store) LiquidationStats(ctx context.Context, since ...int64) ([]stats.C
 		from = min(from, t)
 	}
 	args = append(args, from)
-	rows, err := s.pool.Query(ctx, `SELECT `+strings.Join(cols, ", ")+` FROM (
+	rows, err := s.Pool.Query(ctx, `SELECT `+strings.Join(cols, ", ")+` FROM (
 			SELECT l.ts, `+quoteValue("amount")+` AS v FROM `+s.t.liquidations+` l
 			LEFT JOIN `+s.t.marketStates+` s ON s.market_type = 'spot' AND s.market_index = l.value_market
 			WHERE l.ts >= $`+strconv.Itoa(len(args))+` AND NOT l.bankruptcy) x`, args...)
@@ -376,7 +377,7 @@ func (s *Store) LiquidationStats(ctx context.Context, since ...int64) ([]stats.C
 func (s *Store) BankruptcyStats(ctx context.Context) (stats.BankruptcyStats, error) {
 	var count int64
 	var total, paid string
-	err := s.pool.QueryRow(ctx, `SELECT count(*), round(coalesce(sum(`+quoteValue("amount")+`), 0))::text,
+	err := s.Pool.QueryRow(ctx, `SELECT count(*), round(coalesce(sum(`+quoteValue("amount")+`), 0))::text,
 			round(coalesce(sum(`+quoteValue("if_payment")+`), 0))::text
 		FROM `+s.t.liquidations+` l LEFT JOIN `+s.t.marketStates+` s ON s.market_type = 'spot' AND s.market_index = l.value_market
 		WHERE l.bankruptcy`).Scan(&count, &total, &paid)
@@ -408,7 +409,7 @@ func (s *Store) RateHistory(ctx context.Context, symbol string, kind stats.RateK
 			FULL JOIN (SELECT ts, ` + col + ` FROM ` + s.t.spotBalances + ` WHERE symbol = $1 AND ts >= $2) b ON b.ts = r.ts
 			WHERE coalesce(r.` + col + `, b.` + col + `) IS NOT NULL ORDER BY 1`
 	}
-	rows, err := s.pool.Query(ctx, sql, symbol, since)
+	rows, err := s.Pool.Query(ctx, sql, symbol, since)
 	if err != nil {
 		return nil, fmt.Errorf("read the %s rate history of %s: %w", kind, symbol, err)
 	}
@@ -422,7 +423,7 @@ func (s *Store) RateHistory(ctx context.Context, symbol string, kind stats.RateK
 
 // Vaults implements stats.Store.
 func (s *Store) Vaults(ctx context.Context) ([]events.Vault, error) {
-	rows, err := s.pool.Query(ctx, `SELECT record FROM `+s.t.vaults+` ORDER BY vault`)
+	rows, err := s.Pool.Query(ctx, `SELECT record FROM `+s.t.vaults+` ORDER BY vault`)
 	if err != nil {
 		return nil, fmt.Errorf("read vaults: %w", err)
 	}
@@ -447,7 +448,7 @@ func (s *Store) Vaults(ctx context.Context) ([]events.Vault, error) {
 // its ten newest movements.
 func (s *Store) InsuranceFunds(ctx context.Context, now int64) ([]stats.InsuranceFund, error) {
 	day := int64(24 * 3600)
-	rows, err := s.pool.Query(ctx, `SELECT m.symbol, m.market_index,
+	rows, err := s.Pool.Query(ctx, `SELECT m.symbol, m.market_index,
 			f.ts, f.slot, f.vault_after::text, f.total_shares::text,
 			k.ts, k.slot, k.vault_after::text, k.total_shares::text, k.user_shares::text,
 			coalesce(r.d1, 0)::text, coalesce(r.d7, 0)::text, coalesce(r.d30, 0)::text,
@@ -521,7 +522,7 @@ func apy(revenue30d, vault string) *string {
 func (s *Store) Params(ctx context.Context) (int64, json.RawMessage, error) {
 	var ts int64
 	var params []byte
-	err := s.pool.QueryRow(ctx, `SELECT ts, params FROM `+s.t.params+` WHERE id = 1`).Scan(&ts, &params)
+	err := s.Pool.QueryRow(ctx, `SELECT ts, params FROM `+s.t.params+` WHERE id = 1`).Scan(&ts, &params)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, nil, fault.Errorf(fault.NotFound, "no parameters have been published yet")
 	}
@@ -538,7 +539,7 @@ func (s *Store) Published(ctx context.Context, topic string) ([]json.RawMessage,
 		return nil, 0, err
 	}
 	// One snapshot: the publications and the channel's number move in one transaction (Publish).
-	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	tx, err := s.Pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return nil, 0, fmt.Errorf("read the last %s publications: %w", topic, err)
 	}
@@ -555,7 +556,7 @@ func (s *Store) Published(ctx context.Context, topic string) ([]json.RawMessage,
 	}); err != nil {
 		return nil, 0, fmt.Errorf("read the last %s publications: %w", topic, err)
 	}
-	seqs, err := outbox.Seqs(ctx, tx, s.schema, channel)
+	seqs, err := outbox.Seqs(ctx, tx, s.Schema, channel)
 	if err != nil {
 		return nil, 0, err
 	}

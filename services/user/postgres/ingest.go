@@ -18,6 +18,7 @@ import (
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/ingest"
 	"github.com/tidemark/tidemark/platform/markets"
+	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/services/user"
 )
 
@@ -56,7 +57,7 @@ type tables struct {
 }
 
 func tablesOf(schema string) tables {
-	q := func(t string) string { return pgx.Identifier{schema, t}.Sanitize() }
+	q := func(t string) string { return pg.Table(schema, t) }
 	return tables{positionState: q("position_state"), orders: q("orders"), markets: markets.In(schema)}
 }
 
@@ -460,7 +461,7 @@ func cmpKeys(a, b positionKey) int {
 // the position after it, so the derivation starts from the row before from and rewrites only the rows
 // after it, a handful for a fill that arrived a moment late.
 func (in *Ingest) rederive(ctx context.Context, tx pgx.Tx, k positionKey, from user.FillOrder) error {
-	fills := pgx.Identifier{in.schema, "fills"}.Sanitize()
+	fills := pg.Table(in.schema, "fills")
 	pos := user.NewPosition()
 	var base, quote string
 	err := tx.QueryRow(ctx, `SELECT base_after::text, quote_entry_after::text FROM `+fills+`

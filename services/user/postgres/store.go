@@ -29,18 +29,15 @@ func Migrations() fs.FS { return pg.MigrationsDir(migrations) }
 
 // Store reads the user schema: it is the user.Store.
 type Store struct {
+	pg.DB
 	*markets.Catalogue
-	pool   *pgxpool.Pool
-	schema string
-	t      tables
 }
 
 // NewStore reads schema through pool.
 func NewStore(pool *pgxpool.Pool, schema string) *Store {
-	return &Store{Catalogue: markets.NewCatalogue(pool, schema), pool: pool, schema: schema, t: tablesOf(schema)}
+	db := pg.DB{Pool: pool, Schema: schema}
+	return &Store{DB: db, Catalogue: markets.NewCatalogue(db)}
 }
-
-func (s *Store) table(name string) string { return pgx.Identifier{s.schema, name}.Sanitize() }
 
 // hasFill is the SQL of "order o has a fill": one of the account's fills names it, or its record says
 // something was filled.
@@ -50,7 +47,7 @@ const hasFill = `(EXISTS (SELECT 1 FROM %[1]s f WHERE f.account = o.account AND 
 // Orders returns a page of orders, newest placement first.
 func (s *Store) Orders(ctx context.Context, q user.OrdersQuery) ([]user.StoredOrder, error) {
 	args := []any{q.Account, q.From, q.To, q.Limit}
-	sql := `SELECT order_id, placed_ts, from_record, record FROM ` + s.t.orders + ` o WHERE account = $1 AND placed_ts >= $2 AND placed_ts <= $3`
+	sql := `SELECT order_id, placed_ts, from_record, record FROM ` + s.Table("orders") + ` o WHERE account = $1 AND placed_ts >= $2 AND placed_ts <= $3`
 	if q.Symbol != "" {
 		args = append(args, q.Symbol)
 		sql += fmt.Sprintf(" AND symbol = $%d", len(args))
@@ -63,14 +60,14 @@ func (s *Store) Orders(ctx context.Context, q user.OrdersQuery) ([]user.StoredOr
 		sql += fmt.Sprintf(" AND (placed_ts, order_id) < ($%d, $%d)", len(args)-1, len(args))
 	}
 	if q.HasFill != nil {
-		cond := fmt.Sprintf(hasFill, s.table("fills"))
+		cond := fmt.Sprintf(hasFill, s.Table("fills"))
 		if !*q.HasFill {
 			cond = "NOT " + cond
 		}
 		sql += " AND " + cond
 	}
 	sql += " ORDER BY placed_ts DESC, order_id DESC LIMIT $4"
-	rows, err := s.pool.Query(ctx, sql, args...)
+	rows, err := s.Pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list orders: %w", err)
 	}
@@ -79,7 +76,7 @@ func (s *Store) Orders(ctx context.Context, q user.OrdersQuery) ([]user.StoredOr
 
 // Order returns one order of account; fault.NotFound when the account has none of that id.
 func (s *Store) Order(ctx context.Context, account, orderID string) (user.StoredOrder, error) {
-	rows, err := s.pool.Query(ctx, `SELECT order_id, placed_ts, from_record, record FROM `+s.t.orders+
+	rows, err := s.Pool.Query(ctx, `SELECT order_id, placed_ts, from_record, record FROM `+s.Table("orders")+
 		` WHERE account = $1 AND order_id = $2`, account, orderID)
 	if err != nil {
 		return user.StoredOrder{}, fmt.Errorf("read order: %w", err)
@@ -135,7 +132,7 @@ func (s *Store) OrderEvents(ctx context.Context, account string, orders []user.S
 		since = min(since, o.PlacedTs)
 	}
 	var b pgx.Batch
-	b.Queue(`SELECT order_id, ts, slot, tx_sig, tx_sig_index, action, explanation FROM `+s.table("order_actions")+
+	b.Queue(`SELECT order_id, ts, slot, tx_sig, tx_sig_index, action, explanation FROM `+s.Table("order_actions")+
 		` WHERE account = $1 AND order_id = ANY($2) AND ts >= $3`, account, ids, since).Query(func(rows pgx.Rows) error {
 		var id string
 		var e user.OrderEvent
@@ -145,7 +142,7 @@ func (s *Store) OrderEvents(ctx context.Context, account string, orders []user.S
 		})
 		return err
 	})
-	b.Queue(`SELECT order_id, record FROM `+s.table("fills")+` WHERE account = $1 AND order_id = ANY($2) AND ts >= $3`,
+	b.Queue(`SELECT order_id, record FROM `+s.Table("fills")+` WHERE account = $1 AND order_id = ANY($2) AND ts >= $3`,
 		account, ids, since).Query(func(rows pgx.Rows) error {
 		var id string
 		var record []byte
@@ -167,7 +164,7 @@ func (s *Store) OrderEvents(ctx context.Context, account string, orders []user.S
 		})
 		return err
 	})
-	if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
+	if err := s.Pool.SendBatch(ctx, &b).Close(); err != nil {
 		return nil, fmt.Errorf("read order events: %w", err)
 	}
 	return out, nil
@@ -178,7 +175,7 @@ func (s *Store) OrderEvents(ctx context.Context, account string, orders []user.S
 func (s *Store) OrderActions(ctx context.Context, account, orderID string, after *user.ActionCursor, limit int) ([]user.Action, error) {
 	// The order's placement bounds the partitions its actions can be in.
 	var since int64
-	err := s.pool.QueryRow(ctx, `SELECT placed_ts FROM `+s.t.orders+` WHERE account = $1 AND order_id = $2`, account, orderID).Scan(&since)
+	err := s.Pool.QueryRow(ctx, `SELECT placed_ts FROM `+s.Table("orders")+` WHERE account = $1 AND order_id = $2`, account, orderID).Scan(&since)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("read order: %w", err)
 	}
@@ -189,10 +186,10 @@ func (s *Store) OrderActions(ctx context.Context, account, orderID string, after
 		cond = " AND (ts, tx_sig, tx_sig_index) < ($5, $6, $7)"
 	}
 	branch := func(table string) string {
-		return `(SELECT ts, tx_sig, tx_sig_index, record FROM ` + s.table(table) + ` WHERE account = $1 AND order_id = $2 AND ts >= $3` +
+		return `(SELECT ts, tx_sig, tx_sig_index, record FROM ` + s.Table(table) + ` WHERE account = $1 AND order_id = $2 AND ts >= $3` +
 			cond + ` ORDER BY ts DESC, tx_sig DESC, tx_sig_index DESC LIMIT $4)`
 	}
-	rows, err := s.pool.Query(ctx, branch("fills")+" UNION ALL "+branch("order_actions")+
+	rows, err := s.Pool.Query(ctx, branch("fills")+" UNION ALL "+branch("order_actions")+
 		" ORDER BY ts DESC, tx_sig DESC, tx_sig_index DESC LIMIT $4", args...)
 	if err != nil {
 		return nil, fmt.Errorf("read order actions: %w", err)
@@ -213,7 +210,7 @@ func (s *Store) OrderActions(ctx context.Context, account, orderID string, after
 // Snapshots returns account's snapshot series of kind over points: the latest snapshot of each
 // point's bucket, nil where there is none.
 func (s *Store) Snapshots(ctx context.Context, account, kind string, p snapshots.Points) ([]json.RawMessage, error) {
-	rows, err := s.pool.Query(ctx, `SELECT DISTINCT ON (i) (ts - $3) / $4 AS i, record FROM `+s.table("snapshots")+`
+	rows, err := s.Pool.Query(ctx, `SELECT DISTINCT ON (i) (ts - $3) / $4 AS i, record FROM `+s.Table("snapshots")+`
 		WHERE account = $1 AND kind = $2 AND ts >= $3 AND ts < $5 ORDER BY i, ts DESC`, account, kind, p.Start, p.Width, p.End())
 	if err != nil {
 		return nil, fmt.Errorf("read snapshots: %w", err)
@@ -236,7 +233,7 @@ func (s *Store) Snapshots(ctx context.Context, account, kind string, p snapshots
 // LatestSnapshot returns account's newest snapshot of kind before until, nil when there is none.
 func (s *Store) LatestSnapshot(ctx context.Context, account, kind string, until int64) (json.RawMessage, error) {
 	var record []byte
-	err := s.pool.QueryRow(ctx, `SELECT record FROM `+s.table("snapshots")+
+	err := s.Pool.QueryRow(ctx, `SELECT record FROM `+s.Table("snapshots")+
 		` WHERE account = $1 AND kind = $2 AND ts < $3 ORDER BY ts DESC LIMIT 1`, account, kind, until).Scan(&record)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
