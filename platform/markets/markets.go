@@ -78,9 +78,9 @@ type Catalogue struct {
 	known map[string]events.Market
 }
 
-// NewCatalogue reads the markets table of db's schema.
-func NewCatalogue(db pg.DB) *Catalogue {
-	return &Catalogue{table: In(db.Schema), pool: db.Pool, known: map[string]events.Market{}}
+// NewCatalogue reads schema's markets table through pool.
+func NewCatalogue(pool *pgxpool.Pool, schema string) *Catalogue {
+	return &Catalogue{table: In(schema), pool: pool, known: map[string]events.Market{}}
 }
 
 // Market returns the entry of symbol, or fault.NotFound when no event has named it.

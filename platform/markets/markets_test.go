@@ -11,7 +11,6 @@ import (
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/fault"
 	"github.com/tidemark/tidemark/platform/markets"
-	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/platform/pg/pglocal"
 	"github.com/tidemark/tidemark/platform/pg/pgtest"
 )
@@ -59,7 +58,7 @@ func TestCatalogue(t *testing.T) {
 	record(events.Market{Symbol: "SOL-PERP", Index: 7, Type: events.MarketTypePerp})
 	record()
 
-	c := markets.NewCatalogue(pg.DB{Pool: pool, Schema: "svc"})
+	c := markets.NewCatalogue(pool, "svc")
 	for _, want := range []events.Market{sol, usdc, sol} { // the second SOL-PERP from what it has found
 		got, err := c.Market(ctx, want.Symbol)
 		if err != nil || got != want {

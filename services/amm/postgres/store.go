@@ -41,7 +41,7 @@ func NewStore(pool *pgxpool.Pool, schema string) *Store {
 	hdr, fmtByte := strconv.Itoa(amm.HeaderBytes), strconv.Itoa(amm.BitmapBytes)
 	return &Store{
 		DB:        db,
-		Catalogue: markets.NewCatalogue(db),
+		Catalogue: markets.NewCatalogue(pool, schema),
 		// The carried chunk and the window's in one statement; the union keeps each side's order.
 		chunks: `(SELECT start, chunk FROM ` + rollup + ` WHERE symbol = $1 AND row = $2 AND start < $3 ORDER BY start DESC LIMIT 1)
 UNION ALL

@@ -35,8 +35,7 @@ type Store struct {
 
 // NewStore reads schema through pool.
 func NewStore(pool *pgxpool.Pool, schema string) *Store {
-	db := pg.DB{Pool: pool, Schema: schema}
-	return &Store{DB: db, Catalogue: markets.NewCatalogue(db)}
+	return &Store{DB: pg.DB{Pool: pool, Schema: schema}, Catalogue: markets.NewCatalogue(pool, schema)}
 }
 
 // Accounts implements authority.Store.

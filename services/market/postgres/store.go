@@ -32,8 +32,7 @@ type Store struct {
 
 // NewStore reads schema through pool.
 func NewStore(pool *pgxpool.Pool, schema string) *Store {
-	db := pg.DB{Pool: pool, Schema: schema}
-	return &Store{DB: db, Catalogue: markets.NewCatalogue(db)}
+	return &Store{DB: pg.DB{Pool: pool, Schema: schema}, Catalogue: markets.NewCatalogue(pool, schema)}
 }
 
 // Volumes are exact numeric sums in protocol precision; the cast to float8 before scaling spares a

@@ -30,8 +30,7 @@ type Store struct {
 
 // NewStore reads schema through pool.
 func NewStore(pool *pgxpool.Pool, schema string) *Store {
-	db := pg.DB{Pool: pool, Schema: schema}
-	return &Store{DB: db, Catalogue: markets.NewCatalogue(db), t: tablesOf(schema)}
+	return &Store{DB: pg.DB{Pool: pool, Schema: schema}, Catalogue: markets.NewCatalogue(pool, schema), t: tablesOf(schema)}
 }
 
 // querier is what reads need of a pool or a transaction.

@@ -35,8 +35,7 @@ type Store struct {
 
 // NewStore reads schema through pool.
 func NewStore(pool *pgxpool.Pool, schema string) *Store {
-	db := pg.DB{Pool: pool, Schema: schema}
-	return &Store{DB: db, Catalogue: markets.NewCatalogue(db)}
+	return &Store{DB: pg.DB{Pool: pool, Schema: schema}, Catalogue: markets.NewCatalogue(pool, schema)}
 }
 
 // hasFill is the SQL of "order o has a fill": one of the account's fills names it, or its record says
