@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/platform/kit/kittest"
 )
 
 // seed ingests a little of every series the Market tag serves, on 2026-11-18 and 2026-11-19.
@@ -272,60 +273,38 @@ func mustJSON(t *testing.T, v any) []byte {
 func TestLimitsAndErrors(t *testing.T) {
 	s := startStack(t)
 	seed(t, s)
-	cases := []struct {
-		path    string
-		status  int
-		message string
-	}{
-		{"/market/SOL-PERP/trades?limit=0", 400, "limit must be an integer between 1 and 50"},
-		{"/market/SOL-PERP/trades?limit=51", 400, "limit must be an integer between 1 and 50"},
-		{"/market/SOL-PERP/trades?limit=abc", 400, "limit must be an integer between 1 and 50"},
-		{"/market/SOL-PERP/trades?limit=50", 200, ""},
-		{"/market/SOL-PERP/fundingRates?limit=751", 400, "limit must be an integer between 1 and 750"},
-		{"/market/SOL-PERP/fundingRates?limit=0", 400, "limit must be an integer between 1 and 750"},
-		{"/market/SOL-PERP/candles/1?limit=1001", 400, "limit must be an integer between 1 and 1000"},
-		{"/market/SOL-PERP/candles/1?limit=0", 400, "limit must be an integer between 1 and 1000"},
-		{"/market/SOL-PERP/candles/1?limit=1000", 200, ""},
-		{"/market/SOL-PERP/candles/1?startTs=1668470399", 400, "startTs must be an integer between 1668470400"},
-		{"/market/SOL-PERP/candles/1?endTs=1668470399", 400, "endTs must be an integer between 1668470400"},
-		{"/market/SOL-PERP/candles/1?startTs=1668470400&endTs=1668474000", 200, ""},
-		{"/market/SOL-PERP/candles/2", 400, "resolution must be one of"},
-		{"/market/SOL-PERP/trades/2021/12/31", 400, "year must be an integer >= 2022"},
-		{"/market/SOL-PERP/trades/2026/13/01", 400, "month must be an integer between 1 and 12"},
-		{"/market/SOL-PERP/trades/2026/0/01", 400, "month must be an integer between 1 and 12"},
-		{"/market/SOL-PERP/trades/2026/11/32", 400, "day must be an integer between 1 and 31"},
-		{"/market/SOL-PERP/trades/2026/11/0", 400, "day must be an integer between 1 and 31"},
-		{"/market/SOL-PERP/trades/2026/02/30", 400, "is not a valid date"},
-		{"/market/SOL-PERP/trades/2026/11/20", 400, "is in the future"},
-		{"/market/SOL-PERP/trades/2026/11/x", 400, "day must be an integer"},
-		{"/market/SOL-PERP/trades/2026/11/18?page=0", 400, "page"},
-		{"/market/SOL-PERP/trades/2026/11/18?format=xml", 400, "format must be one of"},
-		{"/market/DOGE-PERP/trades", 404, "market DOGE-PERP not found"},
-		{"/market/DOGE-PERP/candles/1", 404, "market DOGE-PERP not found"},
-		{"/market/DOGE-PERP/trades/2026/11/18", 404, "market DOGE-PERP not found"},
-		{"/market/SOL-PERP/predictions", 404, "SOL-PERP is not a prediction market"},
-		{"/market/USDC/fundingRates", 404, "USDC is not a perp market"},
-		{"/market/SOL-PERP/insuranceFund", 404, "SOL-PERP is not a spot market"},
-		{"/market/SOL-PERP/deposits", 404, "SOL-PERP is not a spot market"},
-	}
-	for _, c := range cases {
-		t.Run(c.path, func(t *testing.T) {
-			rec := s.get(t, c.path)
-			if rec.Code != c.status {
-				t.Fatalf("status %d, want %d; body %s", rec.Code, c.status, rec.Body.String())
-			}
-			if c.status != 200 {
-				var e struct {
-					Success *bool  `json:"success"`
-					Message string `json:"message"`
-				}
-				if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Success == nil || *e.Success {
-					t.Fatalf("error body %s", rec.Body.String())
-				}
-				mustContain(t, e.Message, c.message)
-			}
-		})
-	}
+	s.CheckRefusals(t, []kittest.Refusal{
+		{Path: "/market/SOL-PERP/trades?limit=0", Status: 400, Message: "limit must be an integer between 1 and 50"},
+		{Path: "/market/SOL-PERP/trades?limit=51", Status: 400, Message: "limit must be an integer between 1 and 50"},
+		{Path: "/market/SOL-PERP/trades?limit=abc", Status: 400, Message: "limit must be an integer between 1 and 50"},
+		{Path: "/market/SOL-PERP/trades?limit=50", Status: 200, Message: ""},
+		{Path: "/market/SOL-PERP/fundingRates?limit=751", Status: 400, Message: "limit must be an integer between 1 and 750"},
+		{Path: "/market/SOL-PERP/fundingRates?limit=0", Status: 400, Message: "limit must be an integer between 1 and 750"},
+		{Path: "/market/SOL-PERP/candles/1?limit=1001", Status: 400, Message: "limit must be an integer between 1 and 1000"},
+		{Path: "/market/SOL-PERP/candles/1?limit=0", Status: 400, Message: "limit must be an integer between 1 and 1000"},
+		{Path: "/market/SOL-PERP/candles/1?limit=1000", Status: 200, Message: ""},
+		{Path: "/market/SOL-PERP/candles/1?startTs=1668470399", Status: 400, Message: "startTs must be an integer between 1668470400"},
+		{Path: "/market/SOL-PERP/candles/1?endTs=1668470399", Status: 400, Message: "endTs must be an integer between 1668470400"},
+		{Path: "/market/SOL-PERP/candles/1?startTs=1668470400&endTs=1668474000", Status: 200, Message: ""},
+		{Path: "/market/SOL-PERP/candles/2", Status: 400, Message: "resolution must be one of"},
+		{Path: "/market/SOL-PERP/trades/2021/12/31", Status: 400, Message: "year must be an integer >= 2022"},
+		{Path: "/market/SOL-PERP/trades/2026/13/01", Status: 400, Message: "month must be an integer between 1 and 12"},
+		{Path: "/market/SOL-PERP/trades/2026/0/01", Status: 400, Message: "month must be an integer between 1 and 12"},
+		{Path: "/market/SOL-PERP/trades/2026/11/32", Status: 400, Message: "day must be an integer between 1 and 31"},
+		{Path: "/market/SOL-PERP/trades/2026/11/0", Status: 400, Message: "day must be an integer between 1 and 31"},
+		{Path: "/market/SOL-PERP/trades/2026/02/30", Status: 400, Message: "is not a valid date"},
+		{Path: "/market/SOL-PERP/trades/2026/11/20", Status: 400, Message: "is in the future"},
+		{Path: "/market/SOL-PERP/trades/2026/11/x", Status: 400, Message: "day must be an integer"},
+		{Path: "/market/SOL-PERP/trades/2026/11/18?page=0", Status: 400, Message: "page"},
+		{Path: "/market/SOL-PERP/trades/2026/11/18?format=xml", Status: 400, Message: "format must be one of"},
+		{Path: "/market/DOGE-PERP/trades", Status: 404, Message: "market DOGE-PERP not found"},
+		{Path: "/market/DOGE-PERP/candles/1", Status: 404, Message: "market DOGE-PERP not found"},
+		{Path: "/market/DOGE-PERP/trades/2026/11/18", Status: 404, Message: "market DOGE-PERP not found"},
+		{Path: "/market/SOL-PERP/predictions", Status: 404, Message: "SOL-PERP is not a prediction market"},
+		{Path: "/market/USDC/fundingRates", Status: 404, Message: "USDC is not a perp market"},
+		{Path: "/market/SOL-PERP/insuranceFund", Status: 404, Message: "SOL-PERP is not a spot market"},
+		{Path: "/market/SOL-PERP/deposits", Status: 404, Message: "SOL-PERP is not a spot market"},
+	})
 	// Paths outside the document: still JSON errors, never HTML.
 	for _, p := range []string{"/market", "/nope", "/market/SOL-PERP/unknown"} {
 		rec := httpRecorder(s, http.MethodGet, p)
