@@ -56,6 +56,20 @@ func (t Table) Queue(b *pgx.Batch, ms map[string]events.Market) {
 		syms, idx, typ, flt)
 }
 
+// Of is the markets recs name, by symbol, as market reads each record's: what Queue and Save take
+// from a batch of records. A record whose market has no symbol (the field is optional on some
+// records) names none; of records naming one symbol, the first counts.
+func Of[T any](recs []T, market func(T) events.Market) map[string]events.Market {
+	ms := map[string]events.Market{}
+	for _, r := range recs {
+		m := market(r)
+		if _, ok := ms[m.Symbol]; !ok && m.Symbol != "" {
+			ms[m.Symbol] = m
+		}
+	}
+	return ms
+}
+
 // Save records ms within tx.
 func (t Table) Save(ctx context.Context, tx pgx.Tx, ms map[string]events.Market) error {
 	var b pgx.Batch

@@ -2,6 +2,7 @@ package markets_test
 
 import (
 	"context"
+	"maps"
 	"os"
 	"testing"
 	"time"
@@ -146,5 +147,23 @@ func awaitLockWait(t *testing.T, pool *pgxpool.Pool) {
 			t.Fatal("no backend waits on a lock")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestOf: one market per symbol, the first record's, and none for a record without a symbol.
+func TestOf(t *testing.T) {
+	type stake struct {
+		symbol string
+		index  int
+	}
+	got := markets.Of([]stake{{"USDC", 0}, {"", 5}, {"SOL", 1}, {"USDC", 9}}, func(s stake) events.Market {
+		return events.Market{Symbol: s.symbol, Index: s.index, Type: events.MarketTypeSpot}
+	})
+	want := map[string]events.Market{
+		"USDC": {Symbol: "USDC", Index: 0, Type: events.MarketTypeSpot},
+		"SOL":  {Symbol: "SOL", Index: 1, Type: events.MarketTypeSpot},
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("Of = %v, want %v", got, want)
 	}
 }

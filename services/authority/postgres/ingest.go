@@ -63,13 +63,9 @@ func (in *Ingest) writeIFStakes(ctx context.Context, tx pgx.Tx, evs []ingest.Eve
 		return fmt.Errorf("insert IF stakes: %w", err)
 	}
 	// Stakes are in spot markets' insurance funds; those that name their market teach it.
-	ms := map[string]events.Market{}
-	for _, e := range evs {
-		if r := e.Record; r.Symbol != "" {
-			ms[r.Symbol] = events.Market{Symbol: r.Symbol, Index: r.MarketIndex, Type: events.MarketTypeSpot}
-		}
-	}
-	return in.t.markets.Save(ctx, tx, ms)
+	return in.t.markets.Save(ctx, tx, markets.Of(evs, func(e ingest.Event[*events.IFStake]) events.Market {
+		return events.Market{Symbol: e.Record.Symbol, Index: e.Record.MarketIndex, Type: events.MarketTypeSpot}
+	}))
 }
 
 func (in *Ingest) writeLPMintRedeem(ctx context.Context, tx pgx.Tx, evs []ingest.Event[*events.LPMintRedeem]) error {

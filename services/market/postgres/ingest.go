@@ -123,11 +123,9 @@ func (in *Ingest) writeFundingRates(ctx context.Context, tx pgx.Tx, recs []*even
 	if _, err := t.Insert(ctx, tx, recs); err != nil {
 		return fmt.Errorf("insert funding rates: %w", err)
 	}
-	ms := map[string]events.Market{}
-	for _, r := range recs {
-		ms[r.Symbol] = events.Market{Symbol: r.Symbol, Index: r.MarketIndex, Type: events.MarketTypePerp}
-	}
-	return in.markets.Save(ctx, tx, ms)
+	return in.markets.Save(ctx, tx, markets.Of(recs, func(r *events.FundingRate) events.Market {
+		return events.Market{Symbol: r.Symbol, Index: r.MarketIndex, Type: events.MarketTypePerp}
+	}))
 }
 
 func (in *Ingest) writeInsuranceFund(ctx context.Context, tx pgx.Tx, recs []*events.InsuranceFund) error {
@@ -142,11 +140,9 @@ func (in *Ingest) writeInsuranceFund(ctx context.Context, tx pgx.Tx, recs []*eve
 	if _, err := t.Insert(ctx, tx, recs); err != nil {
 		return fmt.Errorf("insert insurance fund records: %w", err)
 	}
-	ms := map[string]events.Market{}
-	for _, r := range recs {
-		ms[r.Symbol] = events.Market{Symbol: r.Symbol, Index: r.SpotMarketIndex, Type: events.MarketTypeSpot}
-	}
-	return in.markets.Save(ctx, tx, ms)
+	return in.markets.Save(ctx, tx, markets.Of(recs, func(r *events.InsuranceFund) events.Market {
+		return events.Market{Symbol: r.Symbol, Index: r.SpotMarketIndex, Type: events.MarketTypeSpot}
+	}))
 }
 
 func (in *Ingest) writeIFStakes(ctx context.Context, tx pgx.Tx, recs []*events.IFStake) error {
@@ -213,11 +209,9 @@ func (in *Ingest) writeDeposits(ctx context.Context, tx pgx.Tx, recs []*events.D
 	if _, err := t.Insert(ctx, tx, recs); err != nil {
 		return fmt.Errorf("insert deposits: %w", err)
 	}
-	ms := map[string]events.Market{}
-	for _, r := range recs {
-		ms[r.Symbol] = events.Market{Symbol: r.Symbol, Index: r.MarketIndex, Type: events.MarketTypeSpot}
-	}
-	return in.markets.Save(ctx, tx, ms)
+	return in.markets.Save(ctx, tx, markets.Of(recs, func(r *events.Deposit) events.Market {
+		return events.Market{Symbol: r.Symbol, Index: r.MarketIndex, Type: events.MarketTypeSpot}
+	}))
 }
 
 // candleDeltas is what a batch of fills does to the candles.

@@ -111,12 +111,7 @@ type fillAggregates struct {
 }
 
 func aggregateFills(fills []stats.Fill) fillAggregates {
-	ms := map[string]events.Market{}
-	for i := range fills {
-		if _, ok := ms[fills[i].Market.Symbol]; !ok {
-			ms[fills[i].Market.Symbol] = fills[i].Market
-		}
-	}
+	ms := markets.Of(fills, func(f stats.Fill) events.Market { return f.Market })
 	minutes := stats.Buckets(fills, stats.Minute)
 	return fillAggregates{minutes: minutes, hours: stats.Rollup(minutes, stats.Hour), accounts: stats.AccountVolumes(fills), markets: ms}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/ingest"
+	"github.com/tidemark/tidemark/platform/markets"
 	"github.com/tidemark/tidemark/services/stats"
 )
 
@@ -163,11 +164,9 @@ func (in *Ingest) writeFundingRates(ctx context.Context, tx pgx.Tx, recs []fundi
 	if _, err := t.Insert(ctx, tx, recs); err != nil {
 		return fmt.Errorf("insert funding rates: %w", err)
 	}
-	ms := map[string]events.Market{}
-	for _, f := range recs {
-		ms[f.Symbol] = events.Market{Symbol: f.Symbol, Index: f.MarketIndex, Type: events.MarketTypePerp}
-	}
-	return in.markets.Save(ctx, tx, ms)
+	return in.markets.Save(ctx, tx, markets.Of(recs, func(f funding) events.Market {
+		return events.Market{Symbol: f.Symbol, Index: f.MarketIndex, Type: events.MarketTypePerp}
+	}))
 }
 
 // liquidation is a liquidation record as stored: what it liquidated, valued as far as the record
@@ -264,11 +263,9 @@ func (in *Ingest) writeInsuranceFund(ctx context.Context, tx pgx.Tx, evs []inges
 	if _, err := t.Insert(ctx, tx, evs); err != nil {
 		return fmt.Errorf("insert insurance fund records: %w", err)
 	}
-	ms := map[string]events.Market{}
-	for _, e := range evs {
-		ms[e.Record.Symbol] = events.Market{Symbol: e.Record.Symbol, Index: e.Record.SpotMarketIndex, Type: events.MarketTypeSpot}
-	}
-	return in.markets.Save(ctx, tx, ms)
+	return in.markets.Save(ctx, tx, markets.Of(evs, func(e ingest.Event[*events.InsuranceFund]) events.Market {
+		return events.Market{Symbol: e.Record.Symbol, Index: e.Record.SpotMarketIndex, Type: events.MarketTypeSpot}
+	}))
 }
 
 func addAmounts(a, b events.Amount) string {
@@ -300,17 +297,16 @@ func (in *Ingest) writeIFStakes(ctx context.Context, tx pgx.Tx, evs []ingest.Eve
 		},
 	}
 	recs := make([]*events.IFStake, len(evs))
-	ms := map[string]events.Market{}
 	for i, e := range evs {
 		recs[i] = e.Record
-		if e.Record.Symbol != "" {
-			ms[e.Record.Symbol] = events.Market{Symbol: e.Record.Symbol, Index: e.Record.MarketIndex, Type: events.MarketTypeSpot}
-		}
 	}
 	if _, err := t.Insert(ctx, tx, recs); err != nil {
 		return fmt.Errorf("insert IF stakes: %w", err)
 	}
-	return in.markets.Save(ctx, tx, ms)
+	// Stakes are in spot markets' insurance funds; those that name their market teach it.
+	return in.markets.Save(ctx, tx, markets.Of(recs, func(r *events.IFStake) events.Market {
+		return events.Market{Symbol: r.Symbol, Index: r.MarketIndex, Type: events.MarketTypeSpot}
+	}))
 }
 
 // writeDeposits keeps each spot market's balances per hour as its last deposit of the hour reports

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/ingest"
+	"github.com/tidemark/tidemark/platform/markets"
 	"github.com/tidemark/tidemark/platform/snapshots"
 	"github.com/tidemark/tidemark/services/user"
 )
@@ -51,11 +52,9 @@ func (in *Ingest) writeDeposits(ctx context.Context, tx pgx.Tx, evs []ingest.Eve
 	if _, err := t.Insert(ctx, tx, evs); err != nil {
 		return fmt.Errorf("insert deposits: %w", err)
 	}
-	ms := map[string]events.Market{}
-	for _, e := range evs {
-		ms[e.Record.Symbol] = events.Market{Symbol: e.Record.Symbol, Index: e.Record.MarketIndex, Type: events.MarketTypeSpot}
-	}
-	return in.t.markets.Save(ctx, tx, ms)
+	return in.t.markets.Save(ctx, tx, markets.Of(evs, func(e ingest.Event[*events.Deposit]) events.Market {
+		return events.Market{Symbol: e.Record.Symbol, Index: e.Record.MarketIndex, Type: events.MarketTypeSpot}
+	}))
 }
 
 func (in *Ingest) writeSwaps(ctx context.Context, tx pgx.Tx, evs []ingest.Event[*events.Swap]) error {
