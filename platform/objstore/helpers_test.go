@@ -304,24 +304,8 @@ type response struct {
 // get fetches url, with header lines "Name: value" added to the request.
 func get(tb testing.TB, method, url string, header ...string) response {
 	tb.Helper()
-	req, err := http.NewRequest(method, url, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, h := range header {
-		name, value, _ := strings.Cut(h, ": ")
-		req.Header.Set(name, value)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tb.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		tb.Fatalf("%s %s: read body: %v", method, url, err)
-	}
-	return response{status: resp.StatusCode, header: resp.Header, body: b}
+	a := kittest.Fetch(tb, method, url, header...)
+	return response{status: a.Status, header: a.Header, body: a.Body}
 }
 
 // downloadSHA streams url's body into SHA-256, returning the hex sum and size.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -271,14 +270,9 @@ func (s *stack) waitStatus(t *testing.T, wallet, requestID, status string) autho
 // download GETs u and returns the body, failing unless it is 200.
 func download(t *testing.T, u string) []byte {
 	t.Helper()
-	resp, err := http.Get(u)
-	if err != nil {
-		t.Fatal(err)
+	a := kittest.Fetch(t, http.MethodGet, u)
+	if a.Status != http.StatusOK {
+		t.Fatalf("download %s: %d %s", u, a.Status, bytes.TrimSpace(a.Body))
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("download %s: %d %v %s", u, resp.StatusCode, err, bytes.TrimSpace(b))
-	}
-	return b
+	return a.Body
 }

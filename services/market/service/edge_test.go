@@ -8,6 +8,7 @@ import (
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kit"
+	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/platform/mesh"
 	"github.com/tidemark/tidemark/services/market"
 )
@@ -22,14 +23,10 @@ type snapshot struct {
 // edgeSnapshot is GET /internal/edge/candles<query> of the internal port.
 func edgeSnapshot(t *testing.T, s *stack, query string) snapshot {
 	t.Helper()
-	resp, err := http.Get(s.InternalServer(t, "market").URL + mesh.EdgeCandles + query)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	a := kittest.Fetch(t, http.MethodGet, s.InternalServer(t, "market").URL+mesh.EdgeCandles+query)
 	var body snapshot
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != http.StatusOK || !body.Success || body.Data == nil {
-		t.Fatalf("snapshot: %d %+v %v", resp.StatusCode, body, err)
+	if err := json.Unmarshal(a.Body, &body); err != nil || a.Status != http.StatusOK || !body.Success || body.Data == nil {
+		t.Fatalf("snapshot: %d %+v %v", a.Status, body, err)
 	}
 	return body
 }

@@ -31,28 +31,6 @@ func exportServer(t testing.TB, s *stack) *httptest.Server {
 	return s.InternalServer(t, "market")
 }
 
-type exportAnswer struct {
-	status  int
-	header  http.Header
-	body    []byte
-	trailer http.Header
-}
-
-// getExport GETs path on srv and reads the whole body; a body that ends in an error fails the test.
-func getExport(t *testing.T, srv *httptest.Server, path string) exportAnswer {
-	t.Helper()
-	resp, err := srv.Client().Get(srv.URL + path)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("GET %s: read body: %v", path, err)
-	}
-	return exportAnswer{resp.StatusCode, resp.Header, body, resp.Trailer}
-}
-
 // keyed is a record's identity and position in an export.
 type keyed struct {
 	ts    int64
@@ -218,20 +196,20 @@ func TestExportsEqualTheDatedCSV(t *testing.T) {
 			if n != c.records {
 				t.Fatalf("test expects %d records, the data has %d", c.records, n)
 			}
-			got := getExport(t, srv, path)
-			if got.status != http.StatusOK {
-				t.Fatalf("status %d: %s", got.status, got.body)
+			got := kittest.Fetch(t, http.MethodGet, srv.URL+path)
+			if got.Status != http.StatusOK {
+				t.Fatalf("status %d: %s", got.Status, got.Body)
 			}
-			if ct := got.header.Get("Content-Type"); ct != "text/csv; charset=utf-8" {
+			if ct := got.Header.Get("Content-Type"); ct != "text/csv; charset=utf-8" {
 				t.Errorf("Content-Type %q", ct)
 			}
-			if cd, w := got.header.Get("Content-Disposition"), fmt.Sprintf(`attachment; filename="export-%s-%s-%d-%d.csv"`, c.market, c.fileType, c.from, c.to); cd != w {
+			if cd, w := got.Header.Get("Content-Disposition"), fmt.Sprintf(`attachment; filename="export-%s-%s-%d-%d.csv"`, c.market, c.fileType, c.from, c.to); cd != w {
 				t.Errorf("Content-Disposition %q, want %q", cd, w)
 			}
-			if string(got.body) != exp {
-				t.Fatalf("export:\n%s\nwant the dated rows:\n%s", got.body, exp)
+			if string(got.Body) != exp {
+				t.Fatalf("export:\n%s\nwant the dated rows:\n%s", got.Body, exp)
 			}
-			if tr := got.trailer.Get(exportstream.RecordCountTrailer); tr != strconv.Itoa(c.records) {
+			if tr := got.Trailer.Get(exportstream.RecordCountTrailer); tr != strconv.Itoa(c.records) {
 				t.Fatalf("trailer %s = %q, want %d", exportstream.RecordCountTrailer, tr, c.records)
 			}
 		})
@@ -245,60 +223,40 @@ func TestExportRejects(t *testing.T) {
 	srv := exportServer(t, s)
 	const maxRange = 366 * 86400
 	q := "market=SOL-PERP&accounts=" + key(2)
-	cases := []struct {
-		path    string
-		status  int
-		message string
-	}{
-		{"/internal/exports/market-trades?to=10", 400, "from is required"},
-		{"/internal/exports/market-trades?from=&to=10", 400, "from is required"},
-		{"/internal/exports/market-trades?from=10", 400, "to is required"},
-		{"/internal/exports/market-trades?from=-1&to=10", 400, "from must be an integer between 0 and"},
-		{"/internal/exports/market-trades?from=0&to=-10", 400, "to must be an integer between 0 and"},
-		{"/internal/exports/market-trades?from=1.5&to=10", 400, "from must be an integer"},
-		{"/internal/exports/market-trades?from=0&to=1e3", 400, "to must be an integer"},
-		{"/internal/exports/market-trades?from=abc&to=10", 400, "from must be an integer"},
-		{"/internal/exports/market-trades?from=11&to=10", 400, "from must not be after to"},
-		{fmt.Sprintf("/internal/exports/funding-rates?from=100&to=%d&%s", 100+maxRange+1, q), 400, "at most 366 days"},
-		{fmt.Sprintf("/internal/exports/funding-rates?from=100&to=%d&%s", 100+maxRange, q), 200, ""},
-		{"/internal/exports/market-trades?from=10&to=10&" + q, 200, ""},
-		{"/internal/exports/market-trades?from=10&to=10&market=SOL-PERP", 400, "accounts is required"},
-		{"/internal/exports/market-trades?from=10&to=10&market=SOL-PERP&accounts=,", 400, "accounts is required"},
-		{"/internal/exports/market-trades?from=10&to=10&market=SOL-PERP&accounts=Acct0", 400, `"Acct0" is not an account key`},
-		{"/internal/exports/market-trades?from=10&to=10&market=SOL-PERP&accounts=" + strings.Repeat(key(1)+",", 101), 400, "at most 100 accounts"},
+	cases := []kittest.Refusal{
+		{Path: "/internal/exports/market-trades?to=10", Status: 400, Message: "from is required"},
+		{Path: "/internal/exports/market-trades?from=&to=10", Status: 400, Message: "from is required"},
+		{Path: "/internal/exports/market-trades?from=10", Status: 400, Message: "to is required"},
+		{Path: "/internal/exports/market-trades?from=-1&to=10", Status: 400, Message: "from must be an integer between 0 and"},
+		{Path: "/internal/exports/market-trades?from=0&to=-10", Status: 400, Message: "to must be an integer between 0 and"},
+		{Path: "/internal/exports/market-trades?from=1.5&to=10", Status: 400, Message: "from must be an integer"},
+		{Path: "/internal/exports/market-trades?from=0&to=1e3", Status: 400, Message: "to must be an integer"},
+		{Path: "/internal/exports/market-trades?from=abc&to=10", Status: 400, Message: "from must be an integer"},
+		{Path: "/internal/exports/market-trades?from=11&to=10", Status: 400, Message: "from must not be after to"},
+		{Path: fmt.Sprintf("/internal/exports/funding-rates?from=100&to=%d&%s", 100+maxRange+1, q), Status: 400, Message: "at most 366 days"},
+		{Path: fmt.Sprintf("/internal/exports/funding-rates?from=100&to=%d&%s", 100+maxRange, q), Status: 200, Message: ""},
+		{Path: "/internal/exports/market-trades?from=10&to=10&" + q, Status: 200, Message: ""},
+		{Path: "/internal/exports/market-trades?from=10&to=10&market=SOL-PERP", Status: 400, Message: "accounts is required"},
+		{Path: "/internal/exports/market-trades?from=10&to=10&market=SOL-PERP&accounts=,", Status: 400, Message: "accounts is required"},
+		{Path: "/internal/exports/market-trades?from=10&to=10&market=SOL-PERP&accounts=Acct0", Status: 400, Message: `"Acct0" is not an account key`},
+		{Path: "/internal/exports/market-trades?from=10&to=10&market=SOL-PERP&accounts=" + strings.Repeat(key(1)+",", 101), Status: 400, Message: "at most 100 accounts"},
 		// A market's trades or funding rates are exported one market at a time, never the whole exchange.
-		{"/internal/exports/market-trades?from=10&to=10&accounts=" + key(2), 400, "market is required"},
-		{"/internal/exports/funding-rates?from=10&to=10&accounts=" + key(2), 400, "market is required"},
-		{"/internal/exports/market-trades?from=0&to=10&accounts=" + key(2) + "&market=DOGE-PERP", 404, "market DOGE-PERP not found"},
-		{"/internal/exports/funding-rates?from=0&to=10&accounts=" + key(2) + "&market=USDC", 404, "USDC is not a perp market"},
-		{"/internal/exports/unknown?from=0&to=10", 404, "export type unknown is not served here"},
+		{Path: "/internal/exports/market-trades?from=10&to=10&accounts=" + key(2), Status: 400, Message: "market is required"},
+		{Path: "/internal/exports/funding-rates?from=10&to=10&accounts=" + key(2), Status: 400, Message: "market is required"},
+		{Path: "/internal/exports/market-trades?from=0&to=10&accounts=" + key(2) + "&market=DOGE-PERP", Status: 404, Message: "market DOGE-PERP not found"},
+		{Path: "/internal/exports/funding-rates?from=0&to=10&accounts=" + key(2) + "&market=USDC", Status: 404, Message: "USDC is not a perp market"},
+		{Path: "/internal/exports/unknown?from=0&to=10", Status: 404, Message: "export type unknown is not served here"},
 	}
 	for _, ft := range []string{"trades", "funding-payments", "deposits", "liquidations", "settle-pnl-records",
 		"lp-records", "if-stake-records", "swap-records", "rewards"} {
-		cases = append(cases, struct {
-			path    string
-			status  int
-			message string
-		}{"/internal/exports/" + ft + "?" + q + "&from=0&to=10", 404, "export type " + ft + " is not served here"})
+		cases = append(cases, kittest.Refusal{Path: "/internal/exports/" + ft + "?" + q + "&from=0&to=10", Status: 404,
+			Message: "export type " + ft + " is not served here"})
 	}
 	for _, c := range cases {
-		t.Run(c.path, func(t *testing.T) {
-			got := getExport(t, srv, c.path)
-			if got.status != c.status {
-				t.Fatalf("status %d, want %d; body %s", got.status, c.status, got.body)
-			}
-			if c.status == http.StatusOK {
-				return
-			}
-			var e struct {
-				Success *bool  `json:"success"`
-				Message string `json:"message"`
-			}
-			if err := json.Unmarshal(got.body, &e); err != nil || e.Success == nil || *e.Success {
-				t.Fatalf("error body %s", got.body)
-			}
-			mustContain(t, e.Message, c.message)
-			if ct := got.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Run(c.Path, func(t *testing.T) {
+			got := kittest.Fetch(t, http.MethodGet, srv.URL+c.Path)
+			c.Check(t, got.Status, got.Body)
+			if ct := got.Header.Get("Content-Type"); c.Status != http.StatusOK && !strings.HasPrefix(ct, "application/json") {
 				t.Errorf("Content-Type %q", ct)
 			}
 		})

@@ -20,16 +20,12 @@ func edgeSeq(t *testing.T, base, authority string, query bool) (int, map[string]
 	if query {
 		u += "?" + url.Values{"authority": {authority}}.Encode()
 	}
-	resp, err := http.Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	a := kittest.Fetch(t, http.MethodGet, u)
 	var body map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+	if err := json.Unmarshal(a.Body, &body); err != nil {
 		t.Fatalf("GET %s: %v", u, err)
 	}
-	return resp.StatusCode, body
+	return a.Status, body
 }
 
 // TestEdgeSeqOfAWallet: the internal route answers the seq of a wallet's notifications channel, the

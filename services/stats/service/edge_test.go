@@ -96,18 +96,14 @@ func snapshotOf(t *testing.T, base, topic string) map[string]string {
 // snapshotWithSeqs is GET snapshotRoute[topic] of the internal port, by symbol, and its seqs.
 func snapshotWithSeqs(t *testing.T, base, topic string) (map[string]string, map[string]int64) {
 	t.Helper()
-	resp, err := http.Get(base + snapshotRoute[topic])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	a := kittest.Fetch(t, http.MethodGet, base+snapshotRoute[topic])
 	var body struct {
 		Success bool
 		Data    []json.RawMessage
 		Seqs    map[string]int64
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || !body.Success || resp.StatusCode != http.StatusOK {
-		t.Fatalf("snapshot of %s: %d %v", topic, resp.StatusCode, err)
+	if err := json.Unmarshal(a.Body, &body); err != nil || !body.Success || a.Status != http.StatusOK {
+		t.Fatalf("snapshot of %s: %d %v", topic, a.Status, err)
 	}
 	out := map[string]string{}
 	for _, d := range body.Data {

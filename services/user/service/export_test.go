@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -17,17 +16,8 @@ import (
 // exportCSV reads one export from the user service's internal port.
 func exportCSV(t *testing.T, s *kittest.Stack, query string) (int, string, string) {
 	t.Helper()
-	srv := s.InternalServer(t, "user")
-	resp, err := http.Get(srv.URL + exportstream.PathPrefix + query)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(body), resp.Trailer.Get(exportstream.RecordCountTrailer)
+	a := kittest.Fetch(t, http.MethodGet, s.InternalServer(t, "user").URL+exportstream.PathPrefix+query)
+	return a.Status, string(a.Body), a.Trailer.Get(exportstream.RecordCountTrailer)
 }
 
 // TestExportsOfTheAccounts exports each account-scoped file type of the seeded accounts and compares
