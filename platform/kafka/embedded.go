@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"sync"
 
@@ -16,6 +17,16 @@ type EmbeddedOptions struct {
 	Partitions int
 	// Topics to create up front.
 	Topics []string
+	// TLS, when set, is the listener's TLS configuration: clients must speak TLS.
+	TLS *tls.Config
+	// Users, when any, turn SASL on: only they may connect (superusers: no ACL applies to them).
+	Users []EmbeddedUser
+}
+
+// EmbeddedUser is a SASL user of the embedded broker. Mechanism is PLAIN, SCRAM-SHA-256 or
+// SCRAM-SHA-512 (SASLPlain...).
+type EmbeddedUser struct {
+	Mechanism, Name, Password string
 }
 
 // Embedded is an in-process single-broker cluster speaking the real Kafka protocol, kept in
@@ -44,6 +55,15 @@ func StartEmbedded(ctx context.Context, opts EmbeddedOptions) (*Embedded, error)
 	}
 	if opts.Port != 0 {
 		kopts = append(kopts, kfake.Ports(opts.Port))
+	}
+	if opts.TLS != nil {
+		kopts = append(kopts, kfake.TLS(opts.TLS))
+	}
+	if len(opts.Users) > 0 {
+		kopts = append(kopts, kfake.EnableSASL())
+		for _, u := range opts.Users {
+			kopts = append(kopts, kfake.Superuser(u.Mechanism, u.Name, u.Password))
+		}
 	}
 	if len(opts.Topics) > 0 {
 		kopts = append(kopts, kfake.SeedTopics(int32(opts.Partitions), opts.Topics...))

@@ -5,6 +5,7 @@ package kafka
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"maps"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	kafkago "github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/sasl"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
 
@@ -25,6 +27,10 @@ import (
 type Config struct {
 	Brokers  []string
 	ClientID string
+	// TLS protects every connection when set; SASL authenticates it. Secure builds both from a
+	// deployment's Security settings.
+	TLS  *tls.Config
+	SASL sasl.Mechanism
 }
 
 // NewWriter returns a synchronous writer for topic ("" = each message names its topic). Keys
@@ -41,10 +47,15 @@ func (c Config) NewWriter(topic string) *kafkago.Writer {
 		BatchSize:              1000,
 		AllowAutoTopicCreation: true,
 	}
-	if c.ClientID != "" {
-		w.Transport = &kafkago.Transport{ClientID: c.ClientID}
+	if c.ClientID != "" || c.TLS != nil || c.SASL != nil {
+		w.Transport = c.transport()
 	}
 	return w
+}
+
+// transport is a kafka-go transport for the writers and the admin client, connecting as c says.
+func (c Config) transport() *kafkago.Transport {
+	return &kafkago.Transport{ClientID: c.ClientID, TLS: c.TLS, SASL: c.SASL}
 }
 
 // NewReader returns a consumer-group reader over topics that starts at the oldest offset when the
@@ -120,8 +131,10 @@ func (c Config) NewPartitionReader(topic string, partition, queue int) *kafkago.
 
 func (c Config) dialer() *kafkago.Dialer {
 	return &kafkago.Dialer{
-		ClientID: c.ClientID,
-		Timeout:  10 * time.Second,
+		ClientID:      c.ClientID,
+		TLS:           c.TLS,
+		SASLMechanism: c.SASL,
+		Timeout:       10 * time.Second,
 		// Fetch responses are megabytes, and kafka-go reads them through a 4 KB buffer: without a
 		// buffer of our own that is a read system call every few fills.
 		DialFunc: bufconn.Dialer(nil),
@@ -131,7 +144,7 @@ func (c Config) dialer() *kafkago.Dialer {
 // EndOffsets returns, for every partition of each topic, the offset the next message written to it
 // will have. A topic that does not exist is an error.
 func (c Config) EndOffsets(ctx context.Context, topics ...string) (map[string]map[int]int64, error) {
-	client := &kafkago.Client{Addr: kafkago.TCP(c.Brokers...), Timeout: 10 * time.Second}
+	client := &kafkago.Client{Addr: kafkago.TCP(c.Brokers...), Timeout: 10 * time.Second, Transport: c.transport()}
 	meta, err := client.Metadata(ctx, &kafkago.MetadataRequest{Topics: topics})
 	if err != nil {
 		return nil, fmt.Errorf("kafka: metadata of %v: %w", topics, err)

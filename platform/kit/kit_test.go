@@ -27,6 +27,7 @@ import (
 	"github.com/tidemark/tidemark/platform/httpapi"
 	"github.com/tidemark/tidemark/platform/ingest"
 	"github.com/tidemark/tidemark/platform/kafka"
+	"github.com/tidemark/tidemark/platform/kafka/kafkatest"
 	"github.com/tidemark/tidemark/platform/kit"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/platform/outbox"
@@ -280,6 +281,8 @@ func TestBadConfigurationStopsTheStart(t *testing.T) {
 		{map[string]string{"TIDEMARK_EXPORT_CONCURRENCY": "1000", "TIDEMARK_OUTBOX_BATCH_SIZE": "-1"},
 			[]string{"TIDEMARK_EXPORT_CONCURRENCY must be 1..64", "TIDEMARK_OUTBOX_BATCH_SIZE must be 1..10000"}},
 		{map[string]string{"TIDEMARK_PG_URL": "", "TIDEMARK_KAFKA_BROKERS": ""}, []string{"TIDEMARK_PG_URL is required", "TIDEMARK_KAFKA_BROKERS is required"}},
+		{map[string]string{"TIDEMARK_KAFKA_SASL_MECHANISM": "GSSAPI", "TIDEMARK_KAFKA_TLS_CERT_FILE": "/x.crt"},
+			[]string{"TIDEMARK_KAFKA_SASL_MECHANISM \"GSSAPI\" must be one of", "TIDEMARK_KAFKA_TLS_KEY_FILE"}},
 	}
 	for _, tt := range tests {
 		vars := map[string]string{}
@@ -313,6 +316,24 @@ func TestBadConfigurationStopsTheStart(t *testing.T) {
 		if !names[n] {
 			t.Errorf("Variables lacks %s", n)
 		}
+	}
+}
+
+// TestKafkaThatRefusesStopsTheStart: credentials or a certificate the brokers refuse stop the start-up
+// with the variables to fix, before the service would retry them for ever.
+func TestKafkaThatRefusesStopsTheStart(t *testing.T) {
+	b := kafkatest.Start(t, kafkatest.Options{Mechanism: kafka.SASLScramSHA256, User: "toy", Password: "right"})
+	vars := map[string]string{
+		"TIDEMARK_PG_URL": pgtest.NewDB(t, pgServer), "TIDEMARK_KAFKA_BROKERS": strings.Join(b.Brokers(), ","),
+		"TIDEMARK_PAGE_KEY": strings.Repeat("k", 32), "TIDEMARK_PUBLIC_ADDR": "127.0.0.1:0", "TIDEMARK_INTERNAL_ADDR": "127.0.0.1:0",
+		"TIDEMARK_KAFKA_TLS_CA_FILE": b.Security.CAFile, "TIDEMARK_KAFKA_SASL_MECHANISM": kafka.SASLScramSHA256,
+		"TIDEMARK_KAFKA_SASL_USERNAME": "toy", "TIDEMARK_KAFKA_SASL_PASSWORD": "wrong",
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := kit.Run(ctx, toy("toy"), kittest.Env(vars))
+	if err == nil || !strings.Contains(err.Error(), "TIDEMARK_KAFKA_SASL_PASSWORD") {
+		t.Fatalf("started against a broker that refuses its password: %v", err)
 	}
 }
 

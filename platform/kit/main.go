@@ -35,6 +35,7 @@ func Main(svc Service) {
 type Configuration struct {
 	App      app.Config
 	Postgres pg.Config
+	Kafka    kafka.Security
 	Settings Settings
 }
 
@@ -46,13 +47,14 @@ func LoadConfiguration(env *app.Env, svc Service) (Configuration, error) {
 	appCfg, appErr := app.LoadConfig(env, svc.Name)
 	c.App = appCfg
 	c.Postgres.RegisterEnv(env)
+	c.Kafka.RegisterEnv(env)
 	c.Settings.Ingest.RegisterEnv(env)
 	c.Settings.Outbox.RegisterEnv(env)
 	c.Settings.Export.RegisterEnv(env)
 	if svc.Config != nil {
 		svc.Config.RegisterEnv(env)
 	}
-	errs := []error{appErr, env.Err(), c.Postgres.Validate(), c.Settings.Validate()}
+	errs := []error{appErr, env.Err(), c.Postgres.Validate(), c.Kafka.Validate(), c.Settings.Validate()}
 	if svc.Config != nil {
 		errs = append(errs, svc.Config.Validate())
 	}
@@ -93,6 +95,10 @@ func Run(ctx context.Context, svc Service, env *app.Env) error {
 	}
 	defer tracing.Shutdown(context.WithoutCancel(ctx))
 	registry := telemetry.NewRegistry()
+	kc, err := kafka.Config{Brokers: cfg.App.KafkaBrokers, ClientID: svc.Name}.Connect(ctx, cfg.Kafka)
+	if err != nil {
+		return err
+	}
 	pool, err := pg.Open(ctx, cfg.Postgres.URL, int32(cfg.Postgres.PoolSize))
 	if err != nil {
 		return err
@@ -100,7 +106,7 @@ func Run(ctx context.Context, svc Service, env *app.Env) error {
 	defer pool.Close()
 
 	inst, err := Start(ctx, svc, Runtime{
-		Pool: pool, Kafka: kafka.Config{Brokers: cfg.App.KafkaBrokers, ClientID: svc.Name}, Logger: logger,
+		Pool: pool, Kafka: kc, Logger: logger,
 		Registry: registry, TracerProvider: tracing.Provider, PageKey: cfg.App.PageKey,
 	}, cfg.Settings)
 	if err != nil {

@@ -121,6 +121,7 @@ func TestSchemaRefusals(t *testing.T) {
 		{"no replicas to autoscale from", []string{"--set", "market.autoscaling.minReplicas=0"}, "minReplicas"},
 		{"a port", []string{"--set", "market.ports.internal=70000"}, "internal"},
 		{"a replica count as text", []string{"--set-string", "user.replicas=two"}, "replicas"},
+		{"a SASL mechanism Kafka clients lack", []string{"--set", "global.kafka.sasl.mechanism=GSSAPI"}, "mechanism"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -142,6 +143,16 @@ func TestSchemaRefusals(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "operator does not read TIDEMARK_INGEST_WRITERS") {
 		t.Errorf("a variable the operator does not read, without the schema: %v", err)
 	}
+	// Kafka credentials and client certificates come from a Secret of the platform team's.
+	for args, want := range map[string]string{
+		"global.kafka.sasl.mechanism=SCRAM-SHA-512":                             "global.kafka.sasl.existingSecret",
+		"global.kafka.tls.enabled=true,global.kafka.tls.clientCertificate=true": "global.kafka.tls.existingSecret",
+	} {
+		_, err = helm(t, "template", release, chartDir(t), "--set", args)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error naming %s", args, err, want)
+		}
+	}
 }
 
 // TestEveryVariableIsReachable: each TIDEMARK_* variable a deployable reads (kit.Variables, the
@@ -152,7 +163,8 @@ func TestEveryVariableIsReachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	full := append(productionValues(t), "--set", "global.otlpEndpoint=http://collector:4318", "--set", "global.s3.publicURL=https://downloads.example.com")
+	full := append(productionValues(t), "--set", "global.otlpEndpoint=http://collector:4318", "--set", "global.s3.publicURL=https://downloads.example.com",
+		"--set", "global.kafka.tls.clientCertificate=true,global.kafka.tls.serverName=kafka.internal")
 	for _, c := range comps {
 		t.Run(c.Name, func(t *testing.T) {
 			args := slices.Clone(full)

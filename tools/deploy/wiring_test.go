@@ -33,6 +33,7 @@ import (
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/ingest"
 	"github.com/tidemark/tidemark/platform/kafka"
+	"github.com/tidemark/tidemark/platform/kafka/kafkatest"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/platform/objstore"
 	"github.com/tidemark/tidemark/platform/pg/pgtest"
@@ -66,11 +67,15 @@ func TestWiringRunsForReal(t *testing.T) {
 			topics = append(topics, ingest.DLQTopic(tp.Name))
 		}
 	}
-	broker, err := kafka.StartEmbedded(ctx, kafka.EmbeddedOptions{Partitions: 3, Topics: topics})
-	if err != nil {
-		t.Fatal(err)
+	// Kafka as production runs it: TLS with the cluster's own CA, client certificates, a SCRAM user.
+	// The platform team's Secrets hold the CA, the client's certificate and the user.
+	broker := kafkatest.Start(t, kafkatest.Options{ClientCerts: true, Mechanism: kafka.SASLScramSHA512,
+		User: "tidemark", Password: "wiring-secret", Partitions: 3, Topics: topics})
+	external := map[string]map[string][]byte{
+		"kafka-tls": {"ca.crt": readFile(t, broker.Security.CAFile), "tls.crt": readFile(t, broker.Security.CertFile),
+			"tls.key": readFile(t, broker.Security.KeyFile)},
+		"kafka-user": {"username": []byte(broker.Security.Username), "password": []byte(broker.Security.Password)},
 	}
-	defer broker.Close()
 	const bucket = "wiring-exports"
 	if _, err := objstore.NewS3(ctx, minioSrv.Config(bucket)); err != nil {
 		t.Fatal(err)
@@ -98,7 +103,9 @@ func TestWiringRunsForReal(t *testing.T) {
 		"global": map[string]any{
 			"image":    map[string]any{"tag": "wiring"},
 			"logLevel": "warn",
-			"kafka":    map[string]any{"brokers": broker.Brokers()},
+			"kafka": map[string]any{"brokers": broker.Brokers(),
+				"tls":  map[string]any{"enabled": true, "existingSecret": "kafka-tls", "clientCertificate": true},
+				"sasl": map[string]any{"mechanism": kafka.SASLScramSHA512, "existingSecret": "kafka-user"}},
 			"postgres": map[string]any{"url": pgtest.NewDB(t, pgSrv)},
 			"s3": map[string]any{"endpoint": minioSrv.Endpoint, "bucket": bucket, "tls": false,
 				"accessKey": minioSrv.AccessKey, "secretKey": minioSrv.SecretKey},
@@ -131,7 +138,7 @@ func TestWiringRunsForReal(t *testing.T) {
 		}
 	}
 
-	w := &wiring{t: t, ctx: ctx, ns: ns, objs: objs, layouts: layouts, dir: t.TempDir(), procs: map[string]*process{}}
+	w := &wiring{t: t, ctx: ctx, ns: ns, objs: objs, external: external, layouts: layouts, dir: t.TempDir(), procs: map[string]*process{}}
 	for _, cp := range comps {
 		w.start(cp.Name)
 	}
@@ -145,7 +152,7 @@ func TestWiringRunsForReal(t *testing.T) {
 	for i := range 24 {
 		recs = append(recs, kittest.FundingRate(kittest.SOLPerp, now-int64(24-i)*3600, i+1))
 	}
-	kw := kafka.Config{Brokers: broker.Brokers(), ClientID: "wiring-test"}.NewWriter("")
+	kw := broker.Config(t, "wiring-test", broker.Security).NewWriter("")
 	defer kw.Close()
 	if err := (kafka.Producer{W: kw}).Write(ctx, kittest.Encode(t, events.TopicFundingRates, recs...)...); err != nil {
 		t.Fatal(err)
@@ -246,6 +253,15 @@ func TestWiringRunsForReal(t *testing.T) {
 	}
 }
 
+func readFile(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func scheme(t testing.TB) *runtime.Scheme {
 	t.Helper()
 	s := runtime.NewScheme()
@@ -282,13 +298,15 @@ func get(url string) (int, string) {
 
 // wiring runs the rendered Deployments as local processes.
 type wiring struct {
-	t       *testing.T
-	ctx     context.Context
-	ns      string
-	objs    []*unstructured.Unstructured
-	layouts map[string]string // image ref -> its OCI layout
-	dir     string
-	procs   map[string]*process
+	t    *testing.T
+	ctx  context.Context
+	ns   string
+	objs []*unstructured.Unstructured
+	// external are the Secrets the platform team made before the install, by name.
+	external map[string]map[string][]byte
+	layouts  map[string]string // image ref -> its OCI layout
+	dir      string
+	procs    map[string]*process
 }
 
 type process struct {
@@ -424,10 +442,12 @@ func (w *wiring) stop(component string) {
 }
 
 // environment is the container's environment as the kubelet makes it: values, Secret and ConfigMap
-// keys from the rendered objects, the pod's namespace; then the addresses of rendered Services.
+// keys from the rendered objects (or the platform team's Secrets), the pod's namespace; then the
+// addresses of rendered Services, and the paths of mounted Secrets where this test wrote their files.
 func (w *wiring) environment(component string, spec corev1.PodSpec, ctr corev1.Container) []string {
 	t := w.t
 	t.Helper()
+	mounts := w.mountSecrets(component, spec, ctr)
 	var env []string
 	for _, from := range ctr.EnvFrom {
 		t.Fatalf("%s: envFrom %+v is not resolved by this test", component, from)
@@ -446,12 +466,72 @@ func (w *wiring) environment(component string, spec corev1.PodSpec, ctr corev1.C
 				t.Fatalf("%s: %s from %+v is not resolved by this test", component, e.Name, s)
 			}
 		}
-		env = append(env, e.Name+"="+w.resolveServices(v))
+		v = w.resolveServices(v)
+		for mountPath, dir := range mounts {
+			if rest, ok := strings.CutPrefix(v, mountPath+"/"); ok {
+				v = filepath.Join(dir, rest)
+			}
+		}
+		env = append(env, e.Name+"="+v)
 	}
 	return env
 }
 
+// mountSecrets writes the keys of each Secret volume the container mounts into a folder of its own,
+// as the kubelet does, and returns the folders by mount path.
+func (w *wiring) mountSecrets(component string, spec corev1.PodSpec, ctr corev1.Container) map[string]string {
+	out := map[string]string{}
+	for _, vm := range ctr.VolumeMounts {
+		for _, vol := range spec.Volumes {
+			if vol.Name != vm.Name || vol.Secret == nil {
+				continue
+			}
+			if !vm.ReadOnly {
+				w.t.Errorf("%s mounts Secret %s writable", component, vol.Secret.SecretName)
+			}
+			dir := filepath.Join(w.dir, component+"-"+vm.Name)
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				w.t.Fatal(err)
+			}
+			for key, val := range w.secret(vol.Secret.SecretName) {
+				if err := os.WriteFile(filepath.Join(dir, key), val, 0o600); err != nil {
+					w.t.Fatal(err)
+				}
+			}
+			out[vm.MountPath] = dir
+		}
+	}
+	return out
+}
+
+// secret is a Secret's data, rendered or the platform team's.
+func (w *wiring) secret(name string) map[string][]byte {
+	if data, ok := w.external[name]; ok {
+		return data
+	}
+	o := find(w.objs, "Secret", name)
+	if o == nil {
+		w.t.Fatalf("no rendered or external Secret %s", name)
+	}
+	s := typed[corev1.Secret](w.t, o)
+	out := map[string][]byte{}
+	for k, v := range s.Data {
+		out[k] = v
+	}
+	for k, v := range s.StringData {
+		out[k] = []byte(v)
+	}
+	return out
+}
+
 func (w *wiring) secretKey(name, key string) string {
+	if data, ok := w.external[name]; ok {
+		v, ok := data[key]
+		if !ok {
+			w.t.Fatalf("Secret %s has no key %s", name, key)
+		}
+		return string(v)
+	}
 	o := find(w.objs, "Secret", name)
 	if o == nil {
 		w.t.Fatalf("no rendered Secret %s", name)

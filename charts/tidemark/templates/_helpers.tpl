@@ -120,3 +120,23 @@ pods; the generated page key is not in it, as it never changes). */}}
 {{- $g := .Values.global -}}
 {{- dict "pg" $g.postgres "page" $g.pageKey.value "s3" (pick $g.s3 "accessKey" "secretKey" "existingSecret") | toJson | sha256sum -}}
 {{- end -}}
+
+{{/* Where the Kafka TLS Secret is mounted. */}}
+{{- define "tidemark.kafkaTLSPath" -}}
+/etc/tidemark/kafka-tls
+{{- end -}}
+
+{{/* "true" when the deployable of the context (dict "root" $ "c" component) mounts the Kafka TLS
+Secret: it reads Kafka and the Secret is given; "" otherwise. A mechanism without its Secret fails. */}}
+{{- define "tidemark.kafkaTLSVolume" -}}
+{{- $k := .root.Values.global.kafka -}}
+{{- if and $k.sasl.mechanism (not $k.sasl.existingSecret) -}}
+{{- fail "global.kafka.sasl.mechanism needs global.kafka.sasl.existingSecret, the Secret with the user's name and password" -}}
+{{- end -}}
+{{- if and $k.tls.clientCertificate (not $k.tls.existingSecret) -}}
+{{- fail "global.kafka.tls.clientCertificate needs global.kafka.tls.existingSecret, the Secret with tls.crt and tls.key" -}}
+{{- end -}}
+{{- if and $k.tls.enabled $k.tls.existingSecret (has "TIDEMARK_KAFKA_TLS" .c.mesh.reads) -}}
+true
+{{- end -}}
+{{- end -}}

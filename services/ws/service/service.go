@@ -57,6 +57,8 @@ type Config struct {
 	// mesh.EdgeNotifications before the acknowledgement. Empty: such a subscription is acknowledged at 0.
 	NotifyURL string
 	Hub       hub.Config
+	// Kafka is how the edge reaches the brokers (TLS, SASL).
+	Kafka kafka.Security
 }
 
 // upstreamVars are the variables of the upstreams' internal URLs, named by the registry.
@@ -71,6 +73,7 @@ func (c *Config) RegisterEnv(e *app.Env) {
 	c.MarketURL = e.String(market, "")
 	c.StatsURL = e.String(stats, "")
 	c.NotifyURL = e.String(notify, "")
+	c.Kafka.RegisterEnv(e)
 	c.Hub.QueueSize = e.Int("WS_QUEUE_SIZE", hub.DefaultQueueSize)
 	c.Hub.MaxSubscriptions = e.Int("WS_MAX_SUBSCRIPTIONS", hub.DefaultMaxSubscriptions)
 	c.Hub.MaxMessageBytes = e.Int("WS_MAX_MESSAGE_BYTES", hub.DefaultMaxMessageBytes)
@@ -85,7 +88,7 @@ func (c *Config) RegisterEnv(e *app.Env) {
 
 // Validate reports every value out of range, naming its variable.
 func (c Config) Validate() error {
-	var errs []error
+	errs := []error{c.Kafka.Validate()}
 	market, stats, notify := upstreamVars()
 	for _, u := range []struct{ name, v string }{{market, c.MarketURL}, {stats, c.StatsURL}, {notify, c.NotifyURL}} {
 		if u.v != "" && !strings.HasPrefix(u.v, "http://") && !strings.HasPrefix(u.v, "https://") {
@@ -320,8 +323,12 @@ func Run(ctx context.Context, env *app.Env) error {
 	defer tracing.Shutdown(context.WithoutCancel(ctx))
 	registry := telemetry.NewRegistry()
 	host, _ := os.Hostname()
+	kc, err := kafka.Config{Brokers: appCfg.KafkaBrokers, ClientID: Name + "-" + host}.Connect(ctx, cfg.Kafka)
+	if err != nil {
+		return err
+	}
 	e := New(cfg, Deps{
-		Kafka:  kafka.Config{Brokers: appCfg.KafkaBrokers, ClientID: Name + "-" + host},
+		Kafka:  kc,
 		Logger: logger, Registry: registry, TracerProvider: tracing.Provider, ShutdownTimeout: appCfg.ShutdownTimeout,
 	})
 	var g app.Group

@@ -28,6 +28,40 @@ config otherwise, then extraEnv. The context is (dict "root" $ "c" component "al
 - name: TIDEMARK_KAFKA_BROKERS
   value: {{ join "," $g.kafka.brokers | quote }}
 {{- end }}
+{{- $ktls := $g.kafka.tls }}
+{{- if and (has "TIDEMARK_KAFKA_TLS" $reads) $ktls.enabled }}
+- name: TIDEMARK_KAFKA_TLS
+  value: "true"
+{{- if $ktls.existingSecret }}
+- name: TIDEMARK_KAFKA_TLS_CA_FILE
+  value: {{ printf "%s/ca.crt" (include "tidemark.kafkaTLSPath" .) | quote }}
+{{- end }}
+{{- if $ktls.clientCertificate }}
+- name: TIDEMARK_KAFKA_TLS_CERT_FILE
+  value: {{ printf "%s/tls.crt" (include "tidemark.kafkaTLSPath" .) | quote }}
+- name: TIDEMARK_KAFKA_TLS_KEY_FILE
+  value: {{ printf "%s/tls.key" (include "tidemark.kafkaTLSPath" .) | quote }}
+{{- end }}
+{{- if $ktls.serverName }}
+- name: TIDEMARK_KAFKA_TLS_SERVER_NAME
+  value: {{ $ktls.serverName | quote }}
+{{- end }}
+{{- end }}
+{{- $sasl := $g.kafka.sasl }}
+{{- if and (has "TIDEMARK_KAFKA_SASL_MECHANISM" $reads) $sasl.mechanism }}
+- name: TIDEMARK_KAFKA_SASL_MECHANISM
+  value: {{ $sasl.mechanism | quote }}
+- name: TIDEMARK_KAFKA_SASL_USERNAME
+  valueFrom:
+    secretKeyRef:
+      name: {{ $sasl.existingSecret }}
+      key: {{ $sasl.usernameKey }}
+- name: TIDEMARK_KAFKA_SASL_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ $sasl.existingSecret }}
+      key: {{ $sasl.passwordKey }}
+{{- end }}
 {{- if has "TIDEMARK_PG_URL" $reads }}
 {{- $ref := include "tidemark.postgresRef" . | fromJson }}
 - name: TIDEMARK_PG_URL

@@ -114,12 +114,22 @@ spec:
           volumeMounts:
             - name: tmp
               mountPath: /tmp
+            {{- if include "tidemark.kafkaTLSVolume" . }}
+            - name: kafka-tls
+              mountPath: {{ include "tidemark.kafkaTLSPath" . }}
+              readOnly: true
+            {{- end }}
             {{- with $v.extraVolumeMounts }}
             {{- toYaml . | nindent 12 }}
             {{- end }}
       volumes:
         - name: tmp
           emptyDir: {}
+        {{- if include "tidemark.kafkaTLSVolume" . }}
+        - name: kafka-tls
+          secret:
+            secretName: {{ .root.Values.global.kafka.tls.existingSecret }}
+        {{- end }}
         {{- with $v.extraVolumes }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
