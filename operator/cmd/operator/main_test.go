@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -115,35 +114,7 @@ func startReplica(t *testing.T, name string, vars map[string]string) *replica {
 	for k, v := range vars {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	var logs strings.Builder
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	r := &replica{internal: "http://" + addr}
-	var stopped error
-	var once bool
-	r.stop = func() error {
-		if !once {
-			once = true
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case stopped = <-done:
-			case <-time.After(30 * time.Second):
-				_ = cmd.Process.Kill()
-				stopped = fmt.Errorf("no exit 30 s after SIGTERM: %w", <-done)
-			}
-		}
-		return stopped
-	}
-	t.Cleanup(func() {
-		if err := r.stop(); err != nil {
-			t.Errorf("replica %s: %v\n%s", name, err, logs.String())
-		}
-	})
-	return r
+	return &replica{internal: "http://" + addr, stop: kittest.StartDaemon(t, "replica "+name, cmd).Stop}
 }
 
 func (r *replica) get(t *testing.T, path string) (int, string) {

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -63,3 +66,49 @@ func AnnounceReady(ready func() error) {
 		fmt.Println(readyLine)
 	}()
 }
+
+// Daemon is a command a test runs as its deployment would: a server that runs until it is told to
+// stop.
+type Daemon struct {
+	cmd  *exec.Cmd
+	logs strings.Builder // written by one goroutine of exec's at a time
+	done chan error
+	once sync.Once
+	err  error
+}
+
+// StartDaemon starts cmd, named name in failures, with its standard output and error gathered, and
+// stops it at cleanup at the latest, failing the test with what it logged unless it exited cleanly.
+func StartDaemon(tb testing.TB, name string, cmd *exec.Cmd) *Daemon {
+	tb.Helper()
+	d := &Daemon{cmd: cmd, done: make(chan error, 1)}
+	cmd.Stdout, cmd.Stderr = &d.logs, &d.logs
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("start %s: %v", name, err)
+	}
+	go func() { d.done <- cmd.Wait() }()
+	tb.Cleanup(func() {
+		if err := d.Stop(); err != nil {
+			tb.Errorf("%s: %v\n%s", name, err, d.Logs())
+		}
+	})
+	return d
+}
+
+// Stop asks the daemon to stop (SIGTERM) and waits for it to exit, killing it if it has not 30
+// seconds later; it returns how it exited, the same to every call.
+func (d *Daemon) Stop() error {
+	d.once.Do(func() {
+		_ = d.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case d.err = <-d.done:
+		case <-time.After(30 * time.Second):
+			_ = d.cmd.Process.Kill()
+			d.err = fmt.Errorf("no exit 30 s after SIGTERM: %w", <-d.done)
+		}
+	})
+	return d.err
+}
+
+// Logs is what the daemon wrote to its standard output and error; read it once Stop has returned.
+func (d *Daemon) Logs() string { return d.logs.String() }

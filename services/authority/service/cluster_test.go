@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,6 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tidemark/tidemark/operator/api/v1alpha1"
+	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/platform/objstore/miniotest"
 	"github.com/tidemark/tidemark/platform/testbed"
 )
@@ -198,25 +198,7 @@ func (c *clusterEnv) startOperator(t *testing.T, ns, bucket string, sources map[
 		"TIDEMARK_INTERNAL_ADDR=127.0.0.1:0", "TIDEMARK_LOG_LEVEL=warn", "TIDEMARK_EXPORT_SOURCES="+strings.Join(pairs, ","),
 		"TIDEMARK_S3_ENDPOINT="+c.minio.Endpoint, "TIDEMARK_S3_BUCKET="+bucket, "TIDEMARK_S3_ACCESS_KEY="+c.minio.AccessKey,
 		"TIDEMARK_S3_SECRET_KEY="+c.minio.SecretKey)
-	var logs strings.Builder
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("operator: %v\n%s", err, logs.String())
-			}
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Errorf("the operator did not stop 30 s after SIGTERM\n%s", logs.String())
-		}
-	})
+	kittest.StartDaemon(t, "operator", cmd)
 }
 
 // kubectl runs kubectl with the admin's kubeconfig and returns its output.
