@@ -190,19 +190,9 @@ func TestNotificationsOperations(t *testing.T) {
 	doc := mustLoad(t)
 	for _, tc := range notifyOperations {
 		t.Run(tc.id, func(t *testing.T) {
-			item := doc.Paths.Value(tc.path)
-			if item == nil {
-				t.Fatalf("path %s missing", tc.path)
-			}
-			op := item.GetOperation(tc.method)
-			if op == nil || op.OperationID != tc.id {
-				t.Fatalf("%s %s: operation missing or not %s", tc.method, tc.path, tc.id)
-			}
+			item, op := operationOf(t, doc, tc.method, tc.path, tc.id)
 			checkDocumented(t, op, []string{"Notifications"})
-			params := map[string]*openapi3.Parameter{}
-			for _, p := range append(append(openapi3.Parameters{}, item.Parameters...), op.Parameters...) {
-				params[p.Value.In+":"+p.Value.Name] = p.Value
-			}
+			params := parameters(item, op)
 			for _, h := range []string{"x-wallet-address", "x-signature", "x-signed-message"} {
 				if p := params["header:"+h]; p == nil || !p.Required {
 					t.Errorf("header %s not required", h)
@@ -217,11 +207,7 @@ func TestNotificationsOperations(t *testing.T) {
 			if tc.notFound != (op.Responses.Status(404) != nil) {
 				t.Errorf("404 documented = %v, want %v", !tc.notFound, tc.notFound)
 			}
-			ok := op.Responses.Status(200)
-			if ok == nil || ok.Value.Content.Get("application/json") == nil ||
-				ok.Value.Content.Get("application/json").Schema.Ref != "#/components/schemas/"+tc.schema {
-				t.Errorf("200 is not %s", tc.schema)
-			}
+			checkAnswer(t, op, 200, tc.schema)
 			switch {
 			case tc.body == "" && op.RequestBody != nil:
 				t.Errorf("documents a request body")
@@ -300,53 +286,23 @@ func TestMarketOperations(t *testing.T) {
 	camel := regexp.MustCompile(`^[a-z][a-zA-Z]+$`)
 	for _, tc := range marketOperations {
 		t.Run(tc.id, func(t *testing.T) {
-			item := doc.Paths.Value(tc.path)
-			if item == nil {
-				t.Fatalf("path %s missing", tc.path)
-			}
-			if len(item.Operations()) != 1 || item.Get == nil {
-				t.Fatalf("path %s: want exactly a GET operation", tc.path)
-			}
-			op := item.Get
-			if op.OperationID != tc.id || !camel.MatchString(op.OperationID) {
-				t.Errorf("operationId = %q, want %q", op.OperationID, tc.id)
+			item, op := onlyGetOf(t, doc, tc.path, tc.id)
+			if !camel.MatchString(op.OperationID) {
+				t.Errorf("operationId %q is not camelCase", op.OperationID)
 			}
 			checkDocumented(t, op, []string{"Market"}, 400, 404, 500)
-			ok := op.Responses.Status(200)
-			if ok == nil {
-				t.Fatalf("no 200 response")
-			}
-			js := ok.Value.Content.Get("application/json")
-			if js == nil || js.Schema.Ref != "#/components/schemas/"+tc.list {
-				t.Errorf("200 application/json schema is not %s", tc.list)
-			}
-			csv := ok.Value.Content.Get("text/csv")
-			if (csv != nil) != (tc.kind == dated) {
-				t.Errorf("text/csv content present = %v, want only on dated paths", csv != nil)
-			}
+			ok := checkAnswer(t, op, 200, tc.list)
+			checkCSV(t, ok, tc.kind == dated)
 
-			params := map[string]*openapi3.Parameter{}
-			for _, p := range append(append(openapi3.Parameters{}, item.Parameters...), op.Parameters...) {
-				params[p.Value.In+":"+p.Value.Name] = p.Value
-			}
+			params := parameters(item, op)
 			if p := params["path:symbol"]; p == nil || !p.Required {
 				t.Errorf("path parameter symbol missing")
 			}
 			switch tc.kind {
 			case rolling:
-				if p := params["query:page"]; p == nil || !p.Schema.Value.Type.Is("string") {
-					t.Errorf("rolling page must be a string token")
-				}
+				checkTokenPage(t, params)
 			case dated:
-				if p := params["query:page"]; p == nil || !p.Schema.Value.Type.Is("integer") ||
-					p.Schema.Value.Min == nil || *p.Schema.Value.Min != 1 {
-					t.Errorf("dated page must be an integer >= 1")
-				}
-				if p := params["query:format"]; p == nil || !slices.Equal(p.Schema.Value.Enum, []any{"json", "csv"}) {
-					t.Errorf("format must be json|csv")
-				}
-				checkRange(t, params["path:year"], 2022, nil)
-				checkRange(t, params["path:month"], 1, ptr(12))
+				checkDated(t, params)
 				checkRange(t, params["path:day"], 1, ptr(31))
 			case candles:
 				p := params["path:resolution"]
@@ -429,17 +385,7 @@ func TestUserOperations(t *testing.T) {
 	doc := mustLoad(t)
 	for _, tc := range userOperations {
 		t.Run(tc.id, func(t *testing.T) {
-			item := doc.Paths.Value(tc.path)
-			if item == nil {
-				t.Fatalf("path %s missing", tc.path)
-			}
-			if len(item.Operations()) != 1 || item.Get == nil {
-				t.Fatalf("path %s: want exactly a GET operation", tc.path)
-			}
-			op := item.Get
-			if op.OperationID != tc.id {
-				t.Errorf("operationId = %q, want %q", op.OperationID, tc.id)
-			}
+			item, op := onlyGetOf(t, doc, tc.path, tc.id)
 			codes := []int{400, 500, 503}
 			if tc.notFound {
 				codes = append(codes, 404)
@@ -448,35 +394,20 @@ func TestUserOperations(t *testing.T) {
 			if tc.notFound != (op.Responses.Status(404) != nil) {
 				t.Errorf("404 documented = %v, want %v", !tc.notFound, tc.notFound)
 			}
-			ok := op.Responses.Status(200)
-			if ok == nil {
-				t.Fatalf("no 200 response")
-			}
-			js := ok.Value.Content.Get("application/json")
-			if js == nil || js.Schema.Ref != "#/components/schemas/"+tc.list {
-				t.Errorf("200 application/json schema is not %s", tc.list)
-			}
+			ok := checkAnswer(t, op, 200, tc.list)
 			if list := doc.Components.Schemas[tc.list]; list != nil {
 				if recs := list.Value.Properties["records"]; recs != nil &&
 					(recs.Value.MaxItems == nil || *recs.Value.MaxItems != 20) {
 					t.Errorf("%s: records must hold at most 20", tc.list)
 				}
 			}
-			csv := ok.Value.Content.Get("text/csv")
-			if (csv != nil) != (tc.kind == datedMonth) {
-				t.Errorf("text/csv content present = %v, want only on dated paths", csv != nil)
-			}
-			if tc.kind == datedMonth && ok.Value.Headers["Content-Disposition"] == nil {
+			checkCSV(t, ok, tc.kind == datedMonth)
+			if tc.kind == datedMonth && ok.Headers["Content-Disposition"] == nil {
 				t.Errorf("dated path without the Content-Disposition header")
 			}
 
-			params := map[string]*openapi3.Parameter{}
-			for _, p := range append(append(openapi3.Parameters{}, item.Parameters...), op.Parameters...) {
-				params[p.Value.In+":"+p.Value.Name] = p.Value
-			}
-			if p := params["path:accountId"]; p == nil || !p.Required || p.Schema.Value.Pattern != "^[1-9A-HJ-NP-Za-km-z]{32,44}$" {
-				t.Errorf("path parameter accountId missing or without the base58 pattern")
-			}
+			params := parameters(item, op)
+			checkKey(t, params, "accountId")
 			if p := params["path:symbol"]; (p != nil) != strings.Contains(tc.path, "{symbol}") {
 				t.Errorf("path parameter symbol present = %v", p != nil)
 			}
@@ -486,15 +417,12 @@ func TestUserOperations(t *testing.T) {
 			if params["query:limit"] != nil {
 				t.Errorf("user endpoints take no limit")
 			}
-			var want []string // query parameters
 			switch tc.kind {
 			case rolling:
-				want = []string{"page"}
-				if p := params["query:page"]; p == nil || !p.Schema.Value.Type.Is("string") {
-					t.Errorf("rolling page must be a string token")
-				}
+				checkQuery(t, params, "page")
+				checkTokenPage(t, params)
 			case orders:
-				want = []string{"endTs", "hasFill", "page", "startTs"}
+				checkQuery(t, params, "endTs", "hasFill", "page", "startTs")
 				if p := params["path:marketFilter"]; p == nil || !slices.Equal(p.Schema.Value.Enum, []any{"perp", "spot", "prediction"}) {
 					t.Errorf("marketFilter must be perp|spot|prediction")
 				}
@@ -509,36 +437,20 @@ func TestUserOperations(t *testing.T) {
 					t.Errorf("hasFill must be an optional boolean")
 				}
 			case datedMonth:
-				want = []string{"format", "page"}
-				if p := params["query:page"]; p == nil || !p.Schema.Value.Type.Is("integer") ||
-					p.Schema.Value.Min == nil || *p.Schema.Value.Min != 1 {
-					t.Errorf("dated page must be an integer >= 1")
-				}
-				if p := params["query:format"]; p == nil || !slices.Equal(p.Schema.Value.Enum, []any{"json", "csv"}) {
-					t.Errorf("format must be json|csv")
-				}
-				checkRange(t, params["path:year"], 2022, nil)
-				checkRange(t, params["path:month"], 1, ptr(12))
+				checkQuery(t, params, "format", "page")
+				checkDated(t, params)
 				if params["path:day"] != nil {
 					t.Errorf("user archives are monthly: no day")
 				}
 			case snapshots:
-				want = []string{"days"}
+				checkQuery(t, params, "days")
 				p := params["query:days"]
 				checkRange(t, p, 1, ptr(100))
 				if p != nil && p.Schema.Value.Default != float64(7) {
 					t.Errorf("days default = %v, want 7", p.Schema.Value.Default)
 				}
-			}
-			var got []string
-			for key, p := range params {
-				if p.In == "query" {
-					got = append(got, strings.TrimPrefix(key, "query:"))
-				}
-			}
-			slices.Sort(got)
-			if !slices.Equal(got, want) {
-				t.Errorf("query parameters = %v, want %v", got, want)
+			default:
+				checkQuery(t, params)
 			}
 		})
 	}
@@ -1014,14 +926,7 @@ func TestStatsOperations(t *testing.T) {
 	doc := mustLoad(t)
 	for _, tc := range statsOperations {
 		t.Run(tc.id, func(t *testing.T) {
-			item := doc.Paths.Value(tc.path)
-			if item == nil || len(item.Operations()) != 1 || item.Get == nil {
-				t.Fatalf("path %s: want exactly a GET operation", tc.path)
-			}
-			op := item.Get
-			if op.OperationID != tc.id {
-				t.Errorf("operationId = %q, want %q", op.OperationID, tc.id)
-			}
+			_, op := onlyGetOf(t, doc, tc.path, tc.id)
 			var wantTags []string
 			if tc.tag != "" {
 				wantTags = []string{tc.tag}
@@ -1030,13 +935,7 @@ func TestStatsOperations(t *testing.T) {
 			if (op.Responses.Status(404) != nil) != tc.notFound {
 				t.Errorf("404 documented = %v, want %v", op.Responses.Status(404) != nil, tc.notFound)
 			}
-			ok := op.Responses.Status(200)
-			if ok == nil {
-				t.Fatal("no 200 response")
-			}
-			if js := ok.Value.Content.Get("application/json"); js == nil || js.Schema.Ref != "#/components/schemas/"+tc.schema {
-				t.Errorf("200 application/json schema is not %s", tc.schema)
-			}
+			checkAnswer(t, op, 200, tc.schema)
 		})
 	}
 	// The public reads sit behind a one-minute cache, and say so.
@@ -1084,4 +983,106 @@ func checkDocumented(t *testing.T, op *openapi3.Operation, tags []string, errorC
 			t.Errorf("response %d does not use the Error schema", code)
 		}
 	}
+}
+
+// operationOf is the method operation of path in doc, and its path item; it fails the test unless the
+// document has it, under operationId id.
+func operationOf(t *testing.T, doc *openapi3.T, method, path, id string) (*openapi3.PathItem, *openapi3.Operation) {
+	t.Helper()
+	item := doc.Paths.Value(path)
+	if item == nil {
+		t.Fatalf("path %s missing", path)
+	}
+	op := item.GetOperation(method)
+	if op == nil || op.OperationID != id {
+		t.Fatalf("%s %s: operation missing or not %s", method, path, id)
+	}
+	return item, op
+}
+
+// onlyGetOf is operationOf the GET of path, which must be its only operation.
+func onlyGetOf(t *testing.T, doc *openapi3.T, path, id string) (*openapi3.PathItem, *openapi3.Operation) {
+	t.Helper()
+	item, op := operationOf(t, doc, http.MethodGet, path, id)
+	if len(item.Operations()) != 1 {
+		t.Errorf("want exactly a GET operation, not %v", slices.Sorted(maps.Keys(item.Operations())))
+	}
+	return item, op
+}
+
+// parameters are the parameters of op and of its path item, by "in:name" ("query:page").
+func parameters(item *openapi3.PathItem, op *openapi3.Operation) map[string]*openapi3.Parameter {
+	params := map[string]*openapi3.Parameter{}
+	for _, p := range append(append(openapi3.Parameters{}, item.Parameters...), op.Parameters...) {
+		params[p.Value.In+":"+p.Value.Name] = p.Value
+	}
+	return params
+}
+
+// checkQuery fails the test unless the query parameters among params are named want, in order.
+func checkQuery(t *testing.T, params map[string]*openapi3.Parameter, want ...string) {
+	t.Helper()
+	var got []string
+	for key, p := range params {
+		if p.In == "query" {
+			got = append(got, strings.TrimPrefix(key, "query:"))
+		}
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("query parameters = %v, want %v", got, want)
+	}
+}
+
+// checkAnswer fails the test unless op answers status with application/json of the components'
+// schema, and returns that answer.
+func checkAnswer(t *testing.T, op *openapi3.Operation, status int, schema string) *openapi3.Response {
+	t.Helper()
+	r := op.Responses.Status(status)
+	if r == nil {
+		t.Fatalf("no %d response", status)
+	}
+	if js := r.Value.Content.Get("application/json"); js == nil || js.Schema.Ref != "#/components/schemas/"+schema {
+		t.Errorf("%d application/json schema is not %s", status, schema)
+	}
+	return r.Value
+}
+
+// checkCSV fails the test unless answer offers text/csv exactly when dated.
+func checkCSV(t *testing.T, answer *openapi3.Response, dated bool) {
+	t.Helper()
+	if csv := answer.Content.Get("text/csv"); (csv != nil) != dated {
+		t.Errorf("text/csv content present = %v, want only on dated paths", csv != nil)
+	}
+}
+
+// checkKey fails the test unless the path parameter name is a required public key in base58.
+func checkKey(t *testing.T, params map[string]*openapi3.Parameter, name string) {
+	t.Helper()
+	if p := params["path:"+name]; p == nil || !p.Required || p.Schema.Value.Pattern != "^[1-9A-HJ-NP-Za-km-z]{32,44}$" {
+		t.Errorf("path parameter %s missing or without the base58 pattern", name)
+	}
+}
+
+// checkTokenPage fails the test unless params page by a token: a string.
+func checkTokenPage(t *testing.T, params map[string]*openapi3.Parameter) {
+	t.Helper()
+	if p := params["query:page"]; p == nil || !p.Schema.Value.Type.Is("string") {
+		t.Errorf("rolling page must be a string token")
+	}
+}
+
+// checkDated fails the test unless params are those of a dated archive: a page number from 1 and a
+// format of json or csv in the query, a year from 2022 and a month from 1 to 12 in the path.
+func checkDated(t *testing.T, params map[string]*openapi3.Parameter) {
+	t.Helper()
+	if p := params["query:page"]; p == nil || !p.Schema.Value.Type.Is("integer") ||
+		p.Schema.Value.Min == nil || *p.Schema.Value.Min != 1 {
+		t.Errorf("dated page must be an integer >= 1")
+	}
+	if p := params["query:format"]; p == nil || !slices.Equal(p.Schema.Value.Enum, []any{"json", "csv"}) {
+		t.Errorf("format must be json|csv")
+	}
+	checkRange(t, params["path:year"], 2022, nil)
+	checkRange(t, params["path:month"], 1, ptr(12))
 }

@@ -3,10 +3,7 @@ package api_test
 import (
 	"net/http"
 	"slices"
-	"strings"
 	"testing"
-
-	"github.com/getkin/kin-openapi/openapi3"
 )
 
 // authorityOperations are the Authority group's operations; none has a path value that can be unknown,
@@ -36,51 +33,23 @@ func TestAuthorityOperations(t *testing.T) {
 	doc := mustLoad(t)
 	for _, tc := range authorityOperations {
 		t.Run(tc.id, func(t *testing.T) {
-			item := doc.Paths.Value(tc.path)
-			if item == nil {
-				t.Fatalf("path %s missing", tc.path)
-			}
-			op := item.GetOperation(tc.method)
-			if op == nil || op.OperationID != tc.id {
-				t.Fatalf("%s %s: want operation %s", tc.method, tc.path, tc.id)
-			}
+			item, op := operationOf(t, doc, tc.method, tc.path, tc.id)
 			checkDocumented(t, op, []string{"Authority"}, 400, 500, 503)
-			ok := op.Responses.Status(200)
-			if ok == nil || ok.Value.Content.Get("application/json") == nil ||
-				ok.Value.Content.Get("application/json").Schema.Ref != "#/components/schemas/"+tc.schema {
-				t.Fatalf("200 application/json schema is not %s", tc.schema)
-			}
-			if csv := ok.Value.Content.Get("text/csv"); (csv != nil) != (tc.kind == datedMonth) {
-				t.Errorf("text/csv content present = %v, want only on dated paths", csv != nil)
-			}
-			params := map[string]*openapi3.Parameter{}
-			for _, p := range append(append(openapi3.Parameters{}, item.Parameters...), op.Parameters...) {
-				params[p.Value.In+":"+p.Value.Name] = p.Value
-			}
-			if p := params["path:authorityId"]; p == nil || !p.Required || p.Schema.Value.Pattern != "^[1-9A-HJ-NP-Za-km-z]{32,44}$" {
-				t.Errorf("path parameter authorityId missing or without the base58 pattern")
-			}
-			var want []string
+			ok := checkAnswer(t, op, 200, tc.schema)
+			checkCSV(t, ok, tc.kind == datedMonth)
+			params := parameters(item, op)
+			checkKey(t, params, "authorityId")
 			switch tc.kind {
 			case rolling:
-				want = []string{"page"}
+				checkQuery(t, params, "page")
 			case datedMonth:
-				want = []string{"format", "page"}
-				checkRange(t, params["path:year"], 2022, nil)
-				checkRange(t, params["path:month"], 1, ptr(12))
+				checkQuery(t, params, "format", "page")
+				checkDated(t, params)
 			case snapshots:
-				want = []string{"days"}
+				checkQuery(t, params, "days")
 				checkRange(t, params["query:days"], 1, ptr(100))
-			}
-			var got []string
-			for key, p := range params {
-				if p.In == "query" {
-					got = append(got, strings.TrimPrefix(key, "query:"))
-				}
-			}
-			slices.Sort(got)
-			if !slices.Equal(got, want) {
-				t.Errorf("query parameters = %v, want %v", got, want)
+			default:
+				checkQuery(t, params)
 			}
 			if tc.method == http.MethodPost {
 				body := op.RequestBody
