@@ -27,31 +27,29 @@ func TestSeries(t *testing.T) {
 		mstate(btcPerp, hour+10, slotAt(hour+10, 1), 90000, 1),
 		mstate(solSpot, hour+3, slotAt(hour+3, 2), 148, 0),
 	)...)
-	// Instants hour, +20, +40, +60, +80: the first has no complete bucket with a state yet.
+	// Instants hour, +20, +40, +60, +80: the first has no complete bucket with a state yet; want are
+	// the values of the rows at the others.
 	cases := []struct {
 		series, market string
 		want           []string
 	}{
-		{"position", "SOL-PERP", []string{fmt.Sprint(hour+20, " 10.000000001"), fmt.Sprint(hour+40, " -2.999999999"),
-			fmt.Sprint(hour+60, " -2.999999999"), fmt.Sprint(hour+80, " -2.999999999")}},
-		{"bidAskPrice", "SOL-PERP", []string{fmt.Sprint(hour+20, " 149.962500 150.037501"), fmt.Sprint(hour+40, " 150.962500 151.037501"),
-			fmt.Sprint(hour+60, " 150.962500 151.037501"), fmt.Sprint(hour+80, " 150.962500 151.037501")}},
-		{"oraclePrice", "SOL-PERP", []string{fmt.Sprint(hour+20, " 150.000000"), fmt.Sprint(hour+40, " 151.000000"),
-			fmt.Sprint(hour+60, " 151.000000"), fmt.Sprint(hour+80, " 151.000000")}},
-		{"spreads", "SOL-PERP", []string{fmt.Sprint(hour+20, " 0.0250 100.0001"), fmt.Sprint(hour+40, " 0.0250 100.0001"),
-			fmt.Sprint(hour+60, " 0.0250 100.0001"), fmt.Sprint(hour+80, " 0.0250 100.0001")}},
-		{"openInterest", "SOL-PERP", []string{fmt.Sprint(hour+20, " 9000.000000123"), fmt.Sprint(hour+40, " 9000.000000123"),
-			fmt.Sprint(hour+60, " 9000.000000123"), fmt.Sprint(hour+80, " 9000.000000123")}},
-		{"oraclePrice", "BTC-PERP", []string{fmt.Sprint(hour+20, " 90000.000000"), fmt.Sprint(hour+40, " 90000.000000"),
-			fmt.Sprint(hour+60, " 90000.000000"), fmt.Sprint(hour+80, " 90000.000000")}},
-		{"oraclePrice", "SOL", []string{fmt.Sprint(hour+20, " 148.000000"), fmt.Sprint(hour+40, " 148.000000"),
-			fmt.Sprint(hour+60, " 148.000000"), fmt.Sprint(hour+80, " 148.000000")}},
+		{"position", "SOL-PERP", []string{"10.000000001", "-2.999999999", "-2.999999999", "-2.999999999"}},
+		{"bidAskPrice", "SOL-PERP", []string{"149.962500 150.037501", "150.962500 151.037501", "150.962500 151.037501", "150.962500 151.037501"}},
+		{"oraclePrice", "SOL-PERP", []string{"150.000000", "151.000000", "151.000000", "151.000000"}},
+		{"spreads", "SOL-PERP", []string{"0.0250 100.0001", "0.0250 100.0001", "0.0250 100.0001", "0.0250 100.0001"}},
+		{"openInterest", "SOL-PERP", []string{"9000.000000123", "9000.000000123", "9000.000000123", "9000.000000123"}},
+		{"oraclePrice", "BTC-PERP", []string{"90000.000000", "90000.000000", "90000.000000", "90000.000000"}},
+		{"oraclePrice", "SOL", []string{"148.000000", "148.000000", "148.000000", "148.000000"}},
 	}
 	for _, c := range cases {
 		t.Run(c.series+" "+c.market, func(t *testing.T) {
+			want := make([]string, len(c.want))
+			for i, v := range c.want {
+				want[i] = fmt.Sprint(hour+20*int64(i+1), " ", v)
+			}
 			path := seriesPath(c.series, c.market, hour, hour+100, 5)
-			if got := rows(get(t, s, path)); !slices.Equal(got, c.want) {
-				t.Errorf("rows:\n got %q\nwant %q", got, c.want)
+			if got := rows(get(t, s, path)); !slices.Equal(got, want) {
+				t.Errorf("rows:\n got %q\nwant %q", got, want)
 			}
 			if cc := s.Get(t, path).Header().Get("Cache-Control"); cc != "public, max-age=3600" {
 				t.Errorf("a finished window's Cache-Control = %q", cc)
