@@ -13,41 +13,57 @@ import (
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kafka"
+	"github.com/tidemark/tidemark/platform/kit"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
-	"github.com/tidemark/tidemark/platform/pg/pglocal"
-	"github.com/tidemark/tidemark/platform/pg/pgtest"
 	"github.com/tidemark/tidemark/services/market"
 	marketsvc "github.com/tidemark/tidemark/services/market/service"
 	"github.com/tidemark/tidemark/services/ws/service"
 	"github.com/tidemark/tidemark/services/ws/wstest"
 )
 
-var pgServer *pglocal.Server
+func TestMain(m *testing.M) { os.Exit(kittest.Main(m)) }
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, &pgServer)) }
-
-// TestCandlesFromTheMarketService: the init is the candle the market's candles route serves, and each
-// fill ingested after comes as the market published it: an update of the bucket with its trade, then
-// a create for the next bucket's first trade.
-func TestCandlesFromTheMarketService(t *testing.T) {
-	s := kittest.Start(t, pgServer, kittest.Options{}, marketsvc.Service(marketsvc.Config{}))
+// start starts svc on a stack whose broker has the edge's topics too.
+func start(t *testing.T, svc kit.Service) *kittest.Stack {
+	t.Helper()
+	s := kittest.Up(t, kittest.Options{}, svc)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := kafka.EnsureTopics(ctx, s.Kafka.Brokers, 3, service.Topics()...); err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+// published is the number of messages on topic, all its partitions together; -1 when the broker
+// does not say.
+func published(t *testing.T, s *kittest.Stack, topic string) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ends, err := s.Kafka.EndOffsets(ctx, topic)
+	if err != nil {
+		return -1
+	}
+	var n int64
+	for _, off := range ends[topic] {
+		n += off
+	}
+	return n
+}
+
+// TestCandlesFromTheMarketService: the init is the candle the market's candles route serves, and each
+// fill ingested after comes as the market published it: an update of the bucket with its trade, then
+// a create for the next bucket's first trade.
+func TestCandlesFromTheMarketService(t *testing.T) {
+	s := start(t, marketsvc.Service(marketsvc.Config{}))
 	t0 := kittest.DefaultNow.Unix() - 300 // recent: the market publishes changes of the last 15 minutes
 	bucket := t0 - t0%60
 	s.Ingest(t, kittest.Encode(t, events.TopicFills, kittest.Fill(kittest.SOLPerp, bucket+1, 1, 150_000_000, 1_000_000_000, 149_500_000))...)
 	// The edge starts after the market published that fill's changes (one per resolution): they are
 	// in the snapshot, not in what the edge reads.
 	kittest.Eventually(t, 30*time.Second, "the first fill's candle changes published", func() bool {
-		ends, err := s.Kafka.EndOffsets(ctx, events.TopicEdgeCandles)
-		var n int64
-		for _, off := range ends[events.TopicEdgeCandles] {
-			n += off
-		}
-		return err == nil && n == int64(len(market.Resolutions()))
+		return published(t, s, events.TopicEdgeCandles) == int64(len(market.Resolutions()))
 	})
 	e := wstest.Start(t, s.Kafka, service.Config{MarketURL: s.InternalServer(t, "market").URL}, true)
 
@@ -98,12 +114,7 @@ func TestCandlesFromTheMarketService(t *testing.T) {
 // loaded, and history is too old to be published to edge.candles). The subscription fetches that
 // market's snapshot before it answers, so the init carries the newest candle, not null.
 func TestCandleInitOfHistoryLoadedAfterStart(t *testing.T) {
-	s := kittest.Start(t, pgServer, kittest.Options{}, marketsvc.Service(marketsvc.Config{}))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := kafka.EnsureTopics(ctx, s.Kafka.Brokers, 3, service.Topics()...); err != nil {
-		t.Fatal(err)
-	}
+	s := start(t, marketsvc.Service(marketsvc.Config{}))
 	e := wstest.Start(t, s.Kafka, service.Config{MarketURL: s.InternalServer(t, "market").URL}, true)
 
 	old := kittest.DefaultNow.Unix() - 3*86400 // outside the edge window: stored, never published

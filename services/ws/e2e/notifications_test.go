@@ -1,13 +1,11 @@
 package e2e_test
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/tidemark/tidemark/platform/events"
-	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
 	notifysvc "github.com/tidemark/tidemark/services/notify/service"
 	"github.com/tidemark/tidemark/services/ws/service"
@@ -21,12 +19,7 @@ import (
 // and the replica asks its internal route: the acknowledgement carries the wallet's count, the next
 // notification is one more, and a wallet with none is acknowledged at 0.
 func TestNotificationsSeqOfAFreshReplica(t *testing.T) {
-	s := kittest.Start(t, pgServer, kittest.Options{}, notifysvc.Service(notifysvc.Config{}))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := kafka.EnsureTopics(ctx, s.Kafka.Brokers, 3, service.Topics()...); err != nil {
-		t.Fatal(err)
-	}
+	s := start(t, notifysvc.Service(notifysvc.Config{}))
 	wallet, account, idle := kittest.Key(40), kittest.Key(41), kittest.Key(42)
 	s.Ingest(t, kittest.Encode(t, events.TopicNewUsers, &events.NewUser{Ts: kittest.DefaultNow.Unix() - 86400,
 		TxSig: kittest.Sig("newus", 1), Slot: 1, UserAuthority: wallet, User: account, Name: "Main"})...)
@@ -39,12 +32,7 @@ func TestNotificationsSeqOfAFreshReplica(t *testing.T) {
 	}
 	// They are on the topic before the replica starts: it reads from the end and never sees them.
 	kittest.Eventually(t, 30*time.Second, "the notifications published", func() bool {
-		ends, err := s.Kafka.EndOffsets(ctx, events.TopicEdgeNotifications)
-		var n int64
-		for _, off := range ends[events.TopicEdgeNotifications] {
-			n += off
-		}
-		return err == nil && n == before
+		return published(t, s, events.TopicEdgeNotifications) == before
 	})
 	e := wstest.Start(t, s.Kafka, service.Config{NotifyURL: s.InternalServer(t, "notify").URL}, true)
 
