@@ -205,16 +205,7 @@ func (in *Ingest) takePending(ctx context.Context, tx pgx.Tx, query string, args
 	if err != nil {
 		return nil, fmt.Errorf("take pending occurrences: %w", err)
 	}
-	var occs []notify.Occurrence
-	var raw []byte
-	_, err = pgx.ForEachRow(rows, []any{&raw}, func() error {
-		var o notify.Occurrence
-		if err := json.Unmarshal(raw, &o); err != nil {
-			return fmt.Errorf("decode a pending occurrence: %w", err)
-		}
-		occs = append(occs, o)
-		return nil
-	})
+	occs, err := pgx.CollectRows(rows, pgx.RowTo[notify.Occurrence]) // pgx decodes the json column
 	if err != nil {
 		return nil, fmt.Errorf("take pending occurrences: %w", err)
 	}

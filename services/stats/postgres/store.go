@@ -426,16 +426,7 @@ func (s *Store) Vaults(ctx context.Context) ([]events.Vault, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read vaults: %w", err)
 	}
-	out := []events.Vault{}
-	var rec []byte
-	_, err = pgx.ForEachRow(rows, []any{&rec}, func() error {
-		var v events.Vault
-		if err := json.Unmarshal(rec, &v); err != nil {
-			return fmt.Errorf("stored vault: %w", err)
-		}
-		out = append(out, v)
-		return nil
-	})
+	out, err := pgx.CollectRows(rows, pgx.RowTo[events.Vault]) // pgx decodes the json column
 	if err != nil {
 		return nil, fmt.Errorf("read vaults: %w", err)
 	}
