@@ -6,10 +6,7 @@ import "time"
 // A record may also carry the wallet's builder accounts as they stand at Ts: absent, it says nothing
 // of them (not that the wallet has none), so the newest record carrying one tells its state.
 type NewUser struct {
-	Ts            int64  `json:"ts"`
-	TxSig         string `json:"txSig"`
-	TxSigIndex    int    `json:"txSigIndex"`
-	Slot          int64  `json:"slot"`
+	Tx
 	UserAuthority string `json:"userAuthority"`
 	User          string `json:"user"`
 	SubAccountID  int    `json:"subAccountId"`
@@ -49,7 +46,7 @@ func (*NewUser) EventType() string { return "newUser" }
 func (r *NewUser) Validate() error { return r.ValidateAt(time.Now()) }
 func (r *NewUser) ValidateAt(now time.Time) error {
 	c := newCheck(now)
-	c.tx(r.Ts, r.TxSig, r.TxSigIndex, r.Slot)
+	c.tx(r.Tx)
 	c.str("userAuthority", r.UserAuthority)
 	c.str("user", r.User)
 	c.nonNeg("subAccountId", int64(r.SubAccountID))

@@ -47,8 +47,9 @@ func csvRow(cols []column) []string {
 func i64(v int64) string { return strconv.FormatInt(v, 10) }
 func itoa(v int) string  { return strconv.Itoa(v) }
 
-func txColumns(ts int64, txSig string, txSigIndex int, slot int64) []column {
-	return []column{{"ts", i64(ts)}, {"txSig", txSig}, {"txSigIndex", itoa(txSigIndex)}, {"slot", i64(slot)}}
+// txColumns are the first four columns of every transaction-borne record.
+func txColumns(t Tx) []column {
+	return []column{{"ts", i64(t.Ts)}, {"txSig", t.TxSig}, {"txSigIndex", itoa(t.TxSigIndex)}, {"slot", i64(t.Slot)}}
 }
 
 func (r *Fill) CSVHeader() []string { return csvHeader(r.columns()) }
@@ -57,7 +58,7 @@ func (r *Fill) columns() []column {
 	if r == nil {
 		r = &Fill{}
 	}
-	return append(txColumns(r.Ts, r.TxSig, r.TxSigIndex, r.Slot),
+	return append(txColumns(r.Tx),
 		column{"fillerReward", string(r.FillerReward)},
 		column{"baseAssetAmountFilled", string(r.BaseAssetAmountFilled)},
 		column{"quoteAssetAmountFilled", string(r.QuoteAssetAmountFilled)},
@@ -102,7 +103,7 @@ func (r *FundingRate) columns() []column {
 	if r == nil {
 		r = &FundingRate{}
 	}
-	return append(txColumns(r.Ts, r.TxSig, r.TxSigIndex, r.Slot),
+	return append(txColumns(r.Tx),
 		column{"marketIndex", itoa(r.MarketIndex)},
 		column{"recordId", r.RecordID},
 		column{"symbol", r.Symbol},
@@ -125,7 +126,7 @@ func (r *FundingPayment) columns() []column {
 	if r == nil {
 		r = &FundingPayment{}
 	}
-	return append(txColumns(r.Ts, r.TxSig, r.TxSigIndex, r.Slot),
+	return append(txColumns(r.Tx),
 		column{"userAuthority", r.UserAuthority},
 		column{"user", r.User},
 		column{"marketIndex", itoa(r.MarketIndex)},
@@ -143,7 +144,7 @@ func (r *Deposit) columns() []column {
 	if r == nil {
 		r = &Deposit{}
 	}
-	return append(txColumns(r.Ts, r.TxSig, r.TxSigIndex, r.Slot),
+	return append(txColumns(r.Tx),
 		column{"amount", string(r.Amount)},
 		column{"oraclePrice", string(r.OraclePrice)},
 		column{"marketDepositBalance", string(r.MarketDepositBalance)},
@@ -168,7 +169,7 @@ func (r *Swap) columns() []column {
 	if r == nil {
 		r = &Swap{}
 	}
-	return append(txColumns(r.Ts, r.TxSig, r.TxSigIndex, r.Slot),
+	return append(txColumns(r.Tx),
 		column{"user", r.User},
 		column{"outMarketIndex", itoa(r.OutMarketIndex)},
 		column{"inMarketIndex", itoa(r.InMarketIndex)},
@@ -188,7 +189,7 @@ func (r *SettlePnl) columns() []column {
 	if r == nil {
 		r = &SettlePnl{}
 	}
-	return append(txColumns(r.Ts, r.TxSig, r.TxSigIndex, r.Slot),
+	return append(txColumns(r.Tx),
 		column{"pnl", string(r.Pnl)},
 		column{"user", r.User},
 		column{"baseAssetAmount", string(r.BaseAssetAmount)},
@@ -212,7 +213,7 @@ func (r *Liquidation) columns() []column {
 		c = *r
 	}
 	c.complete()
-	cols := append(txColumns(c.Ts, c.TxSig, c.TxSigIndex, c.Slot),
+	cols := append(txColumns(c.Tx),
 		column{"liquidationType", c.LiquidationType},
 		column{"user", c.User},
 		column{"liquidator", c.Liquidator},
@@ -238,7 +239,7 @@ func (r *InsuranceFund) columns() []column {
 	if r == nil {
 		r = &InsuranceFund{}
 	}
-	return append(txColumns(r.Ts, r.TxSig, r.TxSigIndex, r.Slot),
+	return append(txColumns(r.Tx),
 		column{"spotMarketIndex", itoa(r.SpotMarketIndex)},
 		column{"perpMarketIndex", itoa(r.PerpMarketIndex)},
 		column{"userIfFactor", strconv.FormatFloat(r.UserIfFactor, 'f', -1, 64)},
@@ -258,7 +259,7 @@ func (r *IFStake) columns() []column {
 	if r == nil {
 		r = &IFStake{}
 	}
-	return append(txColumns(r.Ts, r.TxSig, r.TxSigIndex, r.Slot),
+	return append(txColumns(r.Tx),
 		column{"marketIndex", itoa(r.MarketIndex)},
 		column{"amount", string(r.Amount)},
 		column{"userAuthority", r.UserAuthority},
@@ -280,7 +281,7 @@ func (r *LPMintRedeem) columns() []column {
 	if r == nil {
 		r = &LPMintRedeem{}
 	}
-	return append(txColumns(r.Ts, r.TxSig, r.TxSigIndex, r.Slot),
+	return append(txColumns(r.Tx),
 		column{"spotMarketIndex", itoa(r.SpotMarketIndex)},
 		column{"constituentIndex", itoa(r.ConstituentIndex)},
 		column{"lastAumSlot", i64(r.LastAumSlot)},
@@ -307,7 +308,7 @@ func (r *PerpLP) columns() []column {
 	if r == nil {
 		r = &PerpLP{}
 	}
-	return append(txColumns(r.Ts, r.TxSig, r.TxSigIndex, r.Slot),
+	return append(txColumns(r.Tx),
 		column{"user", r.User},
 		column{"action", r.Action},
 		column{"marketIndex", itoa(r.MarketIndex)},

@@ -21,10 +21,7 @@ const (
 // amount and the market balances are in the spot market's token precision (USDC 1e6, SOL 1e9),
 // oraclePrice 1e6, cumulative interest 1e10, the user's totals quote 1e6.
 type Deposit struct {
-	Ts                              int64  `json:"ts"`
-	TxSig                           string `json:"txSig"`
-	TxSigIndex                      int    `json:"txSigIndex"`
-	Slot                            int64  `json:"slot"`
+	Tx
 	Amount                          Amount `json:"amount"`
 	OraclePrice                     Amount `json:"oraclePrice"`
 	MarketDepositBalance            Amount `json:"marketDepositBalance"`
@@ -46,7 +43,7 @@ func (*Deposit) EventType() string { return "deposit" }
 func (r *Deposit) Validate() error { return r.ValidateAt(time.Now()) }
 func (r *Deposit) ValidateAt(now time.Time) error {
 	c := newCheck(now)
-	c.tx(r.Ts, r.TxSig, r.TxSigIndex, r.Slot)
+	c.tx(r.Tx)
 	c.amount("amount", r.Amount)
 	c.amount("oraclePrice", r.OraclePrice)
 	c.amount("marketDepositBalance", r.MarketDepositBalance)
@@ -69,10 +66,7 @@ func (r *Deposit) ValidateAt(now time.Time) error {
 // Swap is a spot-to-spot swap of one account (protocol.swaps). amountIn/amountOut are in their
 // markets' token precisions, fee in the out market's, oracle prices 1e6.
 type Swap struct {
-	Ts             int64  `json:"ts"`
-	TxSig          string `json:"txSig"`
-	TxSigIndex     int    `json:"txSigIndex"`
-	Slot           int64  `json:"slot"`
+	Tx
 	User           string `json:"user"`
 	OutMarketIndex int    `json:"outMarketIndex"`
 	InMarketIndex  int    `json:"inMarketIndex"`
@@ -89,7 +83,7 @@ func (*Swap) EventType() string { return "swap" }
 func (r *Swap) Validate() error { return r.ValidateAt(time.Now()) }
 func (r *Swap) ValidateAt(now time.Time) error {
 	c := newCheck(now)
-	c.tx(r.Ts, r.TxSig, r.TxSigIndex, r.Slot)
+	c.tx(r.Tx)
 	c.str("user", r.User)
 	c.nonNeg("outMarketIndex", int64(r.OutMarketIndex))
 	c.nonNeg("inMarketIndex", int64(r.InMarketIndex))
@@ -115,10 +109,7 @@ const (
 // SettlePnl is a settlement of an account's perp P&L into its quote balance (protocol.settle-pnl).
 // pnl and quote amounts 1e6, baseAssetAmount 1e9, settlePrice 1e6.
 type SettlePnl struct {
-	Ts                    int64  `json:"ts"`
-	TxSig                 string `json:"txSig"`
-	TxSigIndex            int    `json:"txSigIndex"`
-	Slot                  int64  `json:"slot"`
+	Tx
 	User                  string `json:"user"`
 	MarketIndex           int    `json:"marketIndex"`
 	Pnl                   Amount `json:"pnl"`
@@ -133,7 +124,7 @@ func (*SettlePnl) EventType() string { return "settlePnl" }
 func (r *SettlePnl) Validate() error { return r.ValidateAt(time.Now()) }
 func (r *SettlePnl) ValidateAt(now time.Time) error {
 	c := newCheck(now)
-	c.tx(r.Ts, r.TxSig, r.TxSigIndex, r.Slot)
+	c.tx(r.Tx)
 	c.str("user", r.User)
 	c.nonNeg("marketIndex", int64(r.MarketIndex))
 	c.amount("pnl", r.Pnl)

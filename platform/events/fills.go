@@ -63,10 +63,7 @@ func actionExplanations() []string {
 // empty, where the API has null. An AMM fill has no maker: maker, makerOrderId and makerOrderDirection
 // are empty and the maker order amounts are "0".
 type Fill struct {
-	Ts                                         int64      `json:"ts"`
-	TxSig                                      string     `json:"txSig"`
-	TxSigIndex                                 int        `json:"txSigIndex"`
-	Slot                                       int64      `json:"slot"`
+	Tx
 	FillerReward                               Amount     `json:"fillerReward"`
 	BaseAssetAmountFilled                      Amount     `json:"baseAssetAmountFilled"`
 	QuoteAssetAmountFilled                     Amount     `json:"quoteAssetAmountFilled"`
@@ -125,7 +122,7 @@ func (r *Fill) Validate() error { return r.ValidateAt(time.Now()) }
 // required; other actions only the order side they act on.
 func (r *Fill) ValidateAt(now time.Time) error {
 	c := newCheck(now)
-	c.tx(r.Ts, r.TxSig, r.TxSigIndex, r.Slot)
+	c.tx(r.Tx)
 	c.enum("action", r.Action, ActionFill, ActionPlace, ActionCancel, ActionTrigger, ActionExpire)
 	c.enum("actionExplanation", r.ActionExplanation, actionExplanations()...)
 	c.nonNeg("marketIndex", int64(r.MarketIndex))
@@ -223,10 +220,7 @@ const (
 // lastUpdatedTs the time of the last action. A consumer keeps the record with the newest lastUpdatedTs
 // per (user, orderId).
 type Order struct {
-	Ts                        int64      `json:"ts"`
-	TxSig                     string     `json:"txSig"`
-	TxSigIndex                int        `json:"txSigIndex"`
-	Slot                      int64      `json:"slot"`
+	Tx
 	User                      string     `json:"user"`
 	Status                    string     `json:"status"`
 	OrderType                 string     `json:"orderType"`
@@ -263,7 +257,7 @@ func (*Order) EventType() string { return "order" }
 func (r *Order) Validate() error { return r.ValidateAt(time.Now()) }
 func (r *Order) ValidateAt(now time.Time) error {
 	c := newCheck(now)
-	c.tx(r.Ts, r.TxSig, r.TxSigIndex, r.Slot)
+	c.tx(r.Tx)
 	c.str("user", r.User)
 	c.enum("status", r.Status, OrderStatusInit, OrderStatusOpen, OrderStatusFilled, OrderStatusCanceled)
 	c.enum("orderType", r.OrderType, OrderTypeMarket, OrderTypeLimit, OrderTypeTriggerMarket, OrderTypeTriggerLimit, OrderTypeOracle)

@@ -117,7 +117,7 @@ const (
 // flatField is one JSON-visible field of a flat struct.
 type flatField struct {
 	name  string   // JSON name
-	index int      // struct field index
+	index []int    // struct field index path, as reflect.Value.FieldByIndex takes it
 	kind  flatKind // kind of the field, or of what it points to when ptr
 	bits  int      // size of int, uint and float kinds, for range checks
 	ptr   bool     // *T field: null sets it to nil, a value allocates it
@@ -125,37 +125,59 @@ type flatField struct {
 	// text equals the name is the name.
 	rawKey bool
 	typ    reflect.Type // field type
-	// offset is the field's offset in the struct and gokind its Go kind (of what it points to when
-	// ptr): values of fields that are no pointers are stored straight into the struct's memory
-	// rather than through reflect's generic setters, which would run for every field of every record.
+	// offset is the field's offset in the outermost struct (a promoted field's embedded struct's
+	// offset included) and gokind its Go kind (of what it points to when ptr): values of fields that
+	// are no pointers are stored straight into the struct's memory rather than through reflect's
+	// generic setters, which would run for every field of every record.
 	offset uintptr
 	gokind reflect.Kind
 }
 
 // flatDecoder decodes JSON objects into one flat struct type: a struct whose JSON-visible fields
-// are strings, bools, numbers or unnamed pointers to those, with no embedded fields, no ",string"
-// options and no custom unmarshalers.
+// are strings, bools, numbers or unnamed pointers to those, with no ",string" options and no custom
+// unmarshalers. Structs embedded by value (the records' Tx) are flat when their own fields are: their
+// fields are promoted to the outer object, as encoding/json promotes them.
 type flatDecoder struct {
 	typ    reflect.Type
-	fields []flatField    // in struct order
+	fields []flatField    // in struct order, promoted fields in place of their embedded struct
 	exact  map[string]int // JSON name -> index into fields
 	folded map[string]int // folded JSON name -> index of the first such field in struct order
 }
 
 // newFlatDecoder returns the decoder of struct type t, or nil when t is not flat. It follows
 // encoding/json's typeFields for the cases it accepts and refuses every case where encoding/json
-// has further rules (embedded fields, duplicate names), so that refusing is always safe.
+// has further rules (embedded pointers, duplicate names and their dominance by depth), so that
+// refusing is always safe. Promoted fields are resolved here, once per type, into index paths and
+// offsets in t: decoding a message never walks an embedded struct.
 func newFlatDecoder(t reflect.Type) *flatDecoder {
 	if t.Kind() != reflect.Struct || customUnmarshal(t) {
 		return nil
 	}
 	d := &flatDecoder{typ: t, exact: map[string]int{}, folded: map[string]int{}}
+	if !d.addFields(t, nil, 0) {
+		return nil
+	}
+	return d
+}
+
+// addFields appends the JSON-visible fields of struct type t, which sits at index path and byte
+// offset base in d.typ (nil and 0 for d.typ itself), in struct order: the fields of an embedded
+// struct where it is embedded, as encoding/json orders them. It reports false when a field is not
+// flat.
+func (d *flatDecoder) addFields(t reflect.Type, path []int, base uintptr) bool {
 	for i := range t.NumField() {
 		sf := t.Field(i)
 		if sf.Anonymous {
-			return nil // promoted fields and their dominance rules: left to encoding/json
-		}
-		if !sf.IsExported() {
+			// encoding/json ignores embedded unexported types unless they are structs (or pointers
+			// to structs), whose exported fields it still promotes.
+			et := sf.Type
+			if et.Kind() == reflect.Pointer {
+				et = et.Elem()
+			}
+			if !sf.IsExported() && et.Kind() != reflect.Struct {
+				continue
+			}
+		} else if !sf.IsExported() {
 			continue
 		}
 		tag := sf.Tag.Get("json")
@@ -164,48 +186,77 @@ func newFlatDecoder(t reflect.Type) *flatDecoder {
 		}
 		name, opts, _ := strings.Cut(tag, ",")
 		if !validTagName(name) {
-			name = sf.Name
+			name = ""
 		}
 		for opt := range strings.SplitSeq(opts, ",") {
 			if opt == "string" {
-				return nil // values quoted inside strings: left to encoding/json
+				return false // values quoted inside strings: left to encoding/json
 			}
 		}
-		f := flatField{name: name, index: i, typ: sf.Type, rawKey: plainText(name), offset: sf.Offset}
-		ft := sf.Type
-		if ft.Kind() == reflect.Pointer && ft.Name() == "" {
-			f.ptr, ft = true, ft.Elem()
+		index := append(path[:len(path):len(path)], i)
+		if name == "" && sf.Anonymous && sf.Type.Kind() == reflect.Struct {
+			// An embedded struct without a name of its own: its fields are promoted. One whose
+			// type decodes JSON itself is left to encoding/json: whether that method is promoted to
+			// the outer type depends on the other embedded fields.
+			if customUnmarshal(sf.Type) || !d.addFields(sf.Type, index, base+sf.Offset) {
+				return false
+			}
+			continue
 		}
-		f.gokind = ft.Kind()
-		if customUnmarshal(ft) || ft == reflect.TypeFor[json.Number]() {
-			return nil
+		if sf.Anonymous && sf.Type.Kind() == reflect.Pointer && sf.Type.Elem().Kind() == reflect.Struct {
+			// An embedded pointer is allocated as its fields are set, or fails when its type is
+			// unexported: left to encoding/json.
+			return false
 		}
-		switch ft.Kind() {
-		case reflect.String:
-			f.kind = flatString
-		case reflect.Bool:
-			f.kind = flatBool
-		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-			f.kind, f.bits = flatInt, ft.Bits()
-		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-			f.kind, f.bits = flatUint, ft.Bits()
-		case reflect.Float32, reflect.Float64:
-			f.kind, f.bits = flatFloat, ft.Bits()
-		default:
-			return nil
+		if name == "" {
+			name = sf.Name
 		}
-		if _, dup := d.exact[name]; dup {
-			return nil // encoding/json drops or ranks clashing names; not worth mirroring
+		if !d.addField(sf, name, index, base+sf.Offset) {
+			return false
 		}
-		d.exact[name] = len(d.fields)
-		// Like encoding/json, the first field in struct order owns a folded name.
-		folded := string(appendFoldedName(nil, name))
-		if _, taken := d.folded[folded]; !taken {
-			d.folded[folded] = len(d.fields)
-		}
-		d.fields = append(d.fields, f)
 	}
-	return d
+	return true
+}
+
+// addField appends field sf of JSON name name, at index path index and byte offset offset in d.typ,
+// or reports false when it is not flat.
+func (d *flatDecoder) addField(sf reflect.StructField, name string, index []int, offset uintptr) bool {
+	f := flatField{name: name, index: index, typ: sf.Type, rawKey: plainText(name), offset: offset}
+	ft := sf.Type
+	if ft.Kind() == reflect.Pointer && ft.Name() == "" {
+		f.ptr, ft = true, ft.Elem()
+	}
+	f.gokind = ft.Kind()
+	if customUnmarshal(ft) || ft == reflect.TypeFor[json.Number]() {
+		return false
+	}
+	switch ft.Kind() {
+	case reflect.String:
+		f.kind = flatString
+	case reflect.Bool:
+		f.kind = flatBool
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		f.kind, f.bits = flatInt, ft.Bits()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		f.kind, f.bits = flatUint, ft.Bits()
+	case reflect.Float32, reflect.Float64:
+		f.kind, f.bits = flatFloat, ft.Bits()
+	default:
+		return false
+	}
+	if _, dup := d.exact[name]; dup {
+		// encoding/json drops or ranks clashing names (by depth, for promoted fields); not worth
+		// mirroring.
+		return false
+	}
+	d.exact[name] = len(d.fields)
+	// Like encoding/json, the first field in struct order owns a folded name.
+	folded := string(appendFoldedName(nil, name))
+	if _, taken := d.folded[folded]; !taken {
+		d.folded[folded] = len(d.fields)
+	}
+	d.fields = append(d.fields, f)
+	return true
 }
 
 // customUnmarshal reports whether encoding/json would hand values of type t to a method of t.
@@ -396,7 +447,7 @@ func (d *flatDecoder) value(s string, i int, dst reflect.Value, base unsafe.Poin
 		}
 		// null sets a pointer to nil and leaves anything else as it is.
 		if f.ptr {
-			dst.Field(f.index).SetZero()
+			dst.FieldByIndex(f.index).SetZero()
 		}
 		return i + 4, nil
 	case c == 't' || c == 'f':
@@ -477,7 +528,7 @@ func setInt(p unsafe.Pointer, k reflect.Kind, n int64) {
 
 // field returns the settable value that field f of dst stores into, allocating a nil pointer.
 func (d *flatDecoder) field(dst reflect.Value, f *flatField) reflect.Value {
-	v := dst.Field(f.index)
+	v := dst.FieldByIndex(f.index)
 	if f.ptr {
 		if v.IsNil() {
 			v.Set(reflect.New(f.typ.Elem()))

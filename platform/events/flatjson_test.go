@@ -28,6 +28,7 @@ const simFill = `{"ts":1746835207,"txSig":"57fUttLF4TAr8GixxDM37NV7m9VmospxFNA6m
 // kinds has a field of every kind the fast decoder handles and the tag forms encoding/json treats
 // specially; no protocol record has all of them.
 type kinds struct {
+	Header                 // promoted fields, as in the protocol records (events.Tx)
 	S        string        `json:"s"`
 	B        bool          `json:"b"`
 	I8       int8          `json:"i8"`
@@ -44,17 +45,46 @@ type kinds struct {
 	Skipped  string        `json:"-"`
 	Dash     string        `json:"-,"`
 	Untagged string
-	BadTag   string `json:"a\\b"` // not a valid name: encoding/json uses "BadTag"
-	Upper    string `json:"ID"`   // owns the folded name "ID"
-	Mixed    string `json:"Id"`   // matched only exactly
-	K        string `json:"k"`    // the Kelvin sign folds to k
+	BadTag   string     `json:"a\\b"` // not a valid name: encoding/json uses "BadTag"
+	Upper    string     `json:"ID"`   // owns the folded name "ID"
+	Mixed    string     `json:"Id"`   // matched only exactly
+	K        string     `json:"k"`    // the Kelvin sign folds to k
+	HK       string     `json:"HK"`   // folds as Header's "Hk", which comes first and owns it
+	Code                // an embedded non-struct is a field named after its type
+	label               // an embedded unexported non-struct is no field
+	Ignored  `json:"-"` // nor is an embedded struct tagged "-"
 }
 
+// Header is embedded in kinds as events.Tx is in the protocol records: encoding/json promotes its
+// fields, and those of the unexported struct it embeds in turn, into kinds' own object.
+type Header struct {
+	HS string  `json:"hs"`
+	HI int64   `json:"hi"`
+	HP *int    `json:"hp"`
+	HF float32 `json:"hf"`
+	hidden
+}
+
+// hidden is an unexported embedded struct: encoding/json promotes its exported fields all the same.
+type hidden struct {
+	HU  uint16  `json:"hu"`
+	HPS *string `json:"hps"`
+	Hk  string  `json:"Hk"`
+	h   string  // unexported: no field
+}
+
+type (
+	Code    int8
+	label   string
+	Ignored struct{ X string }
+)
+
 func newKinds() *kinds {
-	i, s, b, f := -7, "ps", true, 2.5
+	i, s, b, f, hi, hs := -7, "ps", true, 2.5, 3, "hps"
 	return &kinds{
 		S: "s", B: true, I8: -128, I: 1 << 40, U16: 65535, U: 1<<64 - 1, F32: 1.5, F: -1e300, A: "-12",
 		PI: &i, PS: &s, PB: &b, PF: &f, Dash: "dash", Untagged: "u", BadTag: "bad", Upper: "up", Mixed: "mixed", K: "k",
+		HK: "HK", Code: -3, Header: Header{HS: "hs", HI: -1 << 40, HP: &hi, HF: 0.25, hidden: hidden{HU: 7, HPS: &hs, Hk: "hk"}},
 	}
 }
 
@@ -252,9 +282,20 @@ func TestFastDecoderLeavesOtherTypesToEncodingJSON(t *testing.T) {
 		name string
 		v    any
 	}{
-		{"embedded struct", &struct {
-			embedded
+		{"embedded pointer to struct", &struct {
+			*embedded
 			B string
+		}{}},
+		{"embedded struct with a name", &struct {
+			embedded `json:"e"`
+		}{}},
+		{"field shadowing a promoted one", &struct {
+			embedded
+			A string
+		}{}},
+		{"promoted field that is not flat", &struct {
+			Header
+			Nested struct{ embedded }
 		}{}},
 		{"string option", &struct {
 			N int `json:"n,string"`
@@ -336,6 +377,19 @@ func TestFastDecoderEdgeCases(t *testing.T) {
 		{"second value", `{}{}`, false},
 		{"truncated", `{"s":"x"`, false},
 		{"leading zero", `{"i":01}`, false},
+		{"promoted fields", `{"hs":"x","hi":1,"hp":2,"hf":0.5,"hu":3,"hps":"y","Hk":"z"}`, true},
+		{"promoted field before and after the others", `{"hu":3,"s":"x","hs":"y"}`, true},
+		{"promoted field folded", `{"HS":"x","hK":"y"}`, true},
+		{"promoted field owns a folded name", `{"hk":"x"}`, true},
+		{"exact name beside a promoted folded one", `{"HK":"x","Hk":"y"}`, true},
+		{"null clears a promoted pointer", `{"hp":1,"hp":null}`, true},
+		{"wrong type into a promoted field", `{"hi":"1"}`, false},
+		{"embedded struct is no key", `{"Header":{}}`, false},
+		{"embedded struct by its own name", `{"hidden":{}}`, false},
+		{"unexported promoted field", `{"h":"x"}`, false},
+		{"embedded non-struct by its type name", `{"Code":-3}`, true},
+		{"embedded unexported non-struct", `{"label":"x"}`, false},
+		{"embedded struct tagged -", `{"X":"x"}`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

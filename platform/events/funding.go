@@ -6,10 +6,7 @@ import "time"
 // per base in 1e9 precision; cumulative rates add each period's rate; TWAPs 1e6; periodRevenue quote 1e6;
 // base amounts 1e9.
 type FundingRate struct {
-	Ts                             int64  `json:"ts"`
-	TxSig                          string `json:"txSig"`
-	TxSigIndex                     int    `json:"txSigIndex"`
-	Slot                           int64  `json:"slot"`
+	Tx
 	MarketIndex                    int    `json:"marketIndex"`
 	RecordID                       string `json:"recordId"`
 	Symbol                         string `json:"symbol"`
@@ -29,7 +26,7 @@ func (*FundingRate) EventType() string { return "fundingRate" }
 func (r *FundingRate) Validate() error { return r.ValidateAt(time.Now()) }
 func (r *FundingRate) ValidateAt(now time.Time) error {
 	c := newCheck(now)
-	c.tx(r.Ts, r.TxSig, r.TxSigIndex, r.Slot)
+	c.tx(r.Tx)
 	c.nonNeg("marketIndex", int64(r.MarketIndex))
 	c.id("recordId", r.RecordID)
 	c.str("symbol", r.Symbol)
@@ -50,10 +47,7 @@ func (r *FundingRate) ValidateAt(now time.Time) error {
 // fundingPayment is quote 1e6 (negative when the account pays), baseAssetAmount 1e9, the cumulative
 // funding fields 1e9.
 type FundingPayment struct {
-	Ts                        int64  `json:"ts"`
-	TxSig                     string `json:"txSig"`
-	TxSigIndex                int    `json:"txSigIndex"`
-	Slot                      int64  `json:"slot"`
+	Tx
 	UserAuthority             string `json:"userAuthority"`
 	User                      string `json:"user"`
 	MarketIndex               int    `json:"marketIndex"`
@@ -68,7 +62,7 @@ func (*FundingPayment) EventType() string { return "fundingPayment" }
 func (r *FundingPayment) Validate() error { return r.ValidateAt(time.Now()) }
 func (r *FundingPayment) ValidateAt(now time.Time) error {
 	c := newCheck(now)
-	c.tx(r.Ts, r.TxSig, r.TxSigIndex, r.Slot)
+	c.tx(r.Tx)
 	c.str("userAuthority", r.UserAuthority)
 	c.str("user", r.User)
 	c.nonNeg("marketIndex", int64(r.MarketIndex))

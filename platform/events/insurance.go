@@ -6,10 +6,7 @@ import "time"
 // (protocol.insurance-fund). Amounts are in the spot market's token precision; the IF factors are the
 // protocol's plain numbers.
 type InsuranceFund struct {
-	Ts                         int64   `json:"ts"`
-	TxSig                      string  `json:"txSig"`
-	TxSigIndex                 int     `json:"txSigIndex"`
-	Slot                       int64   `json:"slot"`
+	Tx
 	SpotMarketIndex            int     `json:"spotMarketIndex"`
 	PerpMarketIndex            int     `json:"perpMarketIndex"`
 	UserIfFactor               float64 `json:"userIfFactor"`
@@ -26,7 +23,7 @@ func (*InsuranceFund) EventType() string { return "insuranceFund" }
 func (r *InsuranceFund) Validate() error { return r.ValidateAt(time.Now()) }
 func (r *InsuranceFund) ValidateAt(now time.Time) error {
 	c := newCheck(now)
-	c.tx(r.Ts, r.TxSig, r.TxSigIndex, r.Slot)
+	c.tx(r.Tx)
 	c.nonNeg("spotMarketIndex", int64(r.SpotMarketIndex))
 	c.nonNeg("perpMarketIndex", int64(r.PerpMarketIndex))
 	if r.UserIfFactor < 0 || r.TotalIfFactor < 0 {
@@ -56,10 +53,7 @@ const (
 // authority's shares, userIfShares* all users' shares of the market, totalIfShares* every share
 // including the protocol's; amounts in the spot market's token precision.
 type IFStake struct {
-	Ts                         int64  `json:"ts"`
-	TxSig                      string `json:"txSig"`
-	TxSigIndex                 int    `json:"txSigIndex"`
-	Slot                       int64  `json:"slot"`
+	Tx
 	MarketIndex                int    `json:"marketIndex"`
 	Amount                     Amount `json:"amount"`
 	UserAuthority              string `json:"userAuthority"`
@@ -78,7 +72,7 @@ func (*IFStake) EventType() string { return "ifStake" }
 func (r *IFStake) Validate() error { return r.ValidateAt(time.Now()) }
 func (r *IFStake) ValidateAt(now time.Time) error {
 	c := newCheck(now)
-	c.tx(r.Ts, r.TxSig, r.TxSigIndex, r.Slot)
+	c.tx(r.Tx)
 	c.nonNeg("marketIndex", int64(r.MarketIndex))
 	c.amount("amount", r.Amount)
 	c.str("userAuthority", r.UserAuthority)

@@ -29,10 +29,7 @@ const (
 // the token precision, lpShares 1e9. Market indexes are pointers because 0 is a market: decoding
 // tells a type's own index that is missing (invalid) from market 0.
 type Liquidation struct {
-	Ts                int64    `json:"ts"`
-	TxSig             string   `json:"txSig"`
-	TxSigIndex        int      `json:"txSigIndex"`
-	Slot              int64    `json:"slot"`
+	Tx
 	LiquidationType   string   `json:"liquidationType"`
 	User              string   `json:"user"`
 	Liquidator        string   `json:"liquidator"`
@@ -129,7 +126,7 @@ func (r *Liquidation) complete() {
 // producers may leave them out, as 0) and checks the format of every other field present.
 func (r *Liquidation) ValidateAt(now time.Time) error {
 	c := newCheck(now)
-	c.tx(r.Ts, r.TxSig, r.TxSigIndex, r.Slot)
+	c.tx(r.Tx)
 	c.enum("liquidationType", r.LiquidationType, LiquidationTypePerp, LiquidationTypeSpot,
 		LiquidationTypeBorrowForPerpPnl, LiquidationTypePerpPnlForDeposit, LiquidationTypePerpBankruptcy,
 		LiquidationTypeSpotBankruptcy)

@@ -13,10 +13,7 @@ const (
 // PerpLP is an account's perp AMM liquidity change (protocol.lp): nShares and the base delta 1e9, the
 // quote delta and pnl 1e6.
 type PerpLP struct {
-	Ts                    int64  `json:"ts"`
-	TxSig                 string `json:"txSig"`
-	TxSigIndex            int    `json:"txSigIndex"`
-	Slot                  int64  `json:"slot"`
+	Tx
 	User                  string `json:"user"`
 	Action                string `json:"action"`
 	MarketIndex           int    `json:"marketIndex"`
@@ -30,7 +27,7 @@ func (*PerpLP) EventType() string { return "perpLp" }
 func (r *PerpLP) Validate() error { return r.ValidateAt(time.Now()) }
 func (r *PerpLP) ValidateAt(now time.Time) error {
 	c := newCheck(now)
-	c.tx(r.Ts, r.TxSig, r.TxSigIndex, r.Slot)
+	c.tx(r.Tx)
 	c.str("user", r.User)
 	c.enum("action", r.Action, LPActionAddLiquidity, LPActionRemoveLiquidity, LPActionSettleLiquidity,
 		LPActionRemoveLiquidityDerisk)
@@ -52,10 +49,7 @@ const (
 // amount and fee are in the constituent's token precision, lpAmount/lpFee in LP token precision,
 // prices 1e6, weights percentage 1e6, lastAum quote 1e6.
 type LPMintRedeem struct {
-	Ts                    int64  `json:"ts"`
-	TxSig                 string `json:"txSig"`
-	TxSigIndex            int    `json:"txSigIndex"`
-	Slot                  int64  `json:"slot"`
+	Tx
 	SpotMarketIndex       int    `json:"spotMarketIndex"`
 	ConstituentIndex      int    `json:"constituentIndex"`
 	LastAumSlot           int64  `json:"lastAumSlot"`
@@ -79,7 +73,7 @@ func (*LPMintRedeem) EventType() string { return "lpMintRedeem" }
 func (r *LPMintRedeem) Validate() error { return r.ValidateAt(time.Now()) }
 func (r *LPMintRedeem) ValidateAt(now time.Time) error {
 	c := newCheck(now)
-	c.tx(r.Ts, r.TxSig, r.TxSigIndex, r.Slot)
+	c.tx(r.Tx)
 	c.nonNeg("spotMarketIndex", int64(r.SpotMarketIndex))
 	c.nonNeg("constituentIndex", int64(r.ConstituentIndex))
 	c.nonNeg("lastAumSlot", r.LastAumSlot)

@@ -86,7 +86,7 @@ func samples() []sample {
 
 func newFill() *events.Fill {
 	return &events.Fill{
-		Ts: testTs, TxSig: testSig, TxSigIndex: 2, Slot: 310_000_000,
+		Tx:           events.Tx{Ts: testTs, TxSig: testSig, TxSigIndex: 2, Slot: 310_000_000},
 		FillerReward: "0", BaseAssetAmountFilled: "1000000000", QuoteAssetAmountFilled: "150250000",
 		TakerFee: "52587", MakerRebate: "3005", ReferrerReward: "0", QuoteAssetAmountSurplus: "0",
 		TakerOrderBaseAssetAmount: "1000000000", TakerOrderCumulativeBaseAssetAmountFilled: "1000000000",
@@ -104,7 +104,7 @@ func newFill() *events.Fill {
 
 func newPlace() *events.OrderAction {
 	return &events.OrderAction{
-		Ts: testTs, TxSig: testSig, TxSigIndex: 1, Slot: 310_000_000, Action: events.ActionPlace,
+		Tx: events.Tx{Ts: testTs, TxSig: testSig, TxSigIndex: 1, Slot: 310_000_000}, Action: events.ActionPlace,
 		ActionExplanation: events.ExplanationNone, MarketIndex: 3, MarketType: events.MarketTypePerp,
 		Taker: testUser, TakerOrderID: "78", TakerOrderDirection: "short", TakerOrderBaseAssetAmount: "2000000000",
 		TakerOrderCumulativeBaseAssetAmountFilled: "0", TakerOrderCumulativeQuoteAssetAmountFilled: "0",
@@ -114,7 +114,7 @@ func newPlace() *events.OrderAction {
 
 func newOrder() *events.Order {
 	return &events.Order{
-		Ts: testTs, TxSig: testSig, Slot: 310_000_000, User: testUser, Status: events.OrderStatusFilled,
+		Tx: events.Tx{Ts: testTs, TxSig: testSig, Slot: 310_000_000}, User: testUser, Status: events.OrderStatusFilled,
 		OrderType: events.OrderTypeMarket, MarketType: events.MarketTypePerp, MarketFilter: "perp", OrderID: "77",
 		UserOrderID: 3, MarketIndex: 1, Price: "0", BaseAssetAmount: "10000000", QuoteAssetAmount: "0",
 		BaseAssetAmountFilled: "10000000", QuoteAssetAmountFilled: "600000000", Direction: "long",
@@ -128,7 +128,7 @@ func newOrder() *events.Order {
 
 func newFundingRate() *events.FundingRate {
 	return &events.FundingRate{
-		Ts: testTs, TxSig: testSig, Slot: 310_000_000, MarketIndex: 2, RecordID: "42", Symbol: "ETH-PERP",
+		Tx: events.Tx{Ts: testTs, TxSig: testSig, Slot: 310_000_000}, MarketIndex: 2, RecordID: "42", Symbol: "ETH-PERP",
 		FundingRate: "125000", FundingRateLong: "125000", FundingRateShort: "120000",
 		CumulativeFundingRateLong: "98765432100", CumulativeFundingRateShort: "-98765432100",
 		OraclePriceTwap: "3000000000", MarkPriceTwap: "3003000000", PeriodRevenue: "-1500000",
@@ -138,7 +138,7 @@ func newFundingRate() *events.FundingRate {
 
 func newFundingPayment() *events.FundingPayment {
 	return &events.FundingPayment{
-		Ts: testTs, TxSig: testSig, Slot: 310_000_000, UserAuthority: testAuth, User: testUser, MarketIndex: 0,
+		Tx: events.Tx{Ts: testTs, TxSig: testSig, Slot: 310_000_000}, UserAuthority: testAuth, User: testUser, MarketIndex: 0,
 		FundingPayment: "-625", BaseAssetAmount: "1000000000", UserLastCumulativeFunding: "1000",
 		AmmCumulativeFundingLong: "626000", AmmCumulativeFundingShort: "626000",
 	}
@@ -146,7 +146,7 @@ func newFundingPayment() *events.FundingPayment {
 
 func newLiquidation() *events.Liquidation {
 	return &events.Liquidation{
-		Ts: testTs, TxSig: testSig, Slot: 310_000_000, LiquidationType: events.LiquidationTypePerp, User: testUser,
+		Tx: events.Tx{Ts: testTs, TxSig: testSig, Slot: 310_000_000}, LiquidationType: events.LiquidationTypePerp, User: testUser,
 		Liquidator: testMaker, MarginRequirement: "1000000000", TotalCollateral: "900000000", MarginFreed: "100000000",
 		LiquidationID: 7, Bankrupt: false, CanceledOrderIDs: []string{"12", "13"},
 		LiquidatePerpMarketIndex: ptr(0), LiquidatePerpOraclePrice: "150000000",
@@ -158,7 +158,7 @@ func newLiquidation() *events.Liquidation {
 
 func newDeposit() *events.Deposit {
 	return &events.Deposit{
-		Ts: testTs, TxSig: testSig, Slot: 310_000_000, Amount: "500000000", OraclePrice: "1000000",
+		Tx: events.Tx{Ts: testTs, TxSig: testSig, Slot: 310_000_000}, Amount: "500000000", OraclePrice: "1000000",
 		MarketDepositBalance: "1000000000000000", MarketWithdrawBalance: "400000000000000",
 		MarketCumulativeDepositInterest: "11000000000", MarketCumulativeBorrowInterest: "12000000000",
 		TotalDepositsAfter: "1500000000", TotalWithdrawsAfter: "0", DepositRecordID: "5", UserAuthority: testAuth,
@@ -169,7 +169,7 @@ func newDeposit() *events.Deposit {
 
 func newSwap() *events.Swap {
 	return &events.Swap{
-		Ts: testTs, TxSig: testSig, Slot: 310_000_000, User: testUser, OutMarketIndex: 1, InMarketIndex: 0,
+		Tx: events.Tx{Ts: testTs, TxSig: testSig, Slot: 310_000_000}, User: testUser, OutMarketIndex: 1, InMarketIndex: 0,
 		AmountOut: "1000000000", AmountIn: "150300000", OutOraclePrice: "150000000", InOraclePrice: "1000000",
 		Fee: "100000", InSymbol: "USDC", OutSymbol: "SOL",
 	}
@@ -177,7 +177,7 @@ func newSwap() *events.Swap {
 
 func newSettlePnl() *events.SettlePnl {
 	return &events.SettlePnl{
-		Ts: testTs, TxSig: testSig, Slot: 310_000_000, User: testUser, MarketIndex: 0, Pnl: "-12345678",
+		Tx: events.Tx{Ts: testTs, TxSig: testSig, Slot: 310_000_000}, User: testUser, MarketIndex: 0, Pnl: "-12345678",
 		BaseAssetAmount: "1000000000", QuoteAssetAmountAfter: "-150000000", QuoteEntryAmount: "-150000000",
 		SettlePrice: "149000000", Explanation: events.SettlePnlExplanationNone,
 	}
@@ -185,14 +185,14 @@ func newSettlePnl() *events.SettlePnl {
 
 func newPerpLP() *events.PerpLP {
 	return &events.PerpLP{
-		Ts: testTs, TxSig: testSig, Slot: 310_000_000, User: testUser, Action: events.LPActionAddLiquidity,
+		Tx: events.Tx{Ts: testTs, TxSig: testSig, Slot: 310_000_000}, User: testUser, Action: events.LPActionAddLiquidity,
 		MarketIndex: 0, NShares: "100000000000", DeltaBaseAssetAmount: "0", DeltaQuoteAssetAmount: "0", Pnl: "0",
 	}
 }
 
 func newInsuranceFund() *events.InsuranceFund {
 	return &events.InsuranceFund{
-		Ts: testTs, TxSig: testSig, Slot: 310_000_000, SpotMarketIndex: 0, PerpMarketIndex: 0, UserIfFactor: 10000,
+		Tx: events.Tx{Ts: testTs, TxSig: testSig, Slot: 310_000_000}, SpotMarketIndex: 0, PerpMarketIndex: 0, UserIfFactor: 10000,
 		TotalIfFactor: 100000, Symbol: "USDC", VaultAmountBefore: "5000000000000",
 		InsuranceVaultAmountBefore: "20000000000000", TotalIfSharesBefore: "19000000000000",
 		TotalIfSharesAfter: "19000000000000", Amount: "1200000000",
@@ -201,7 +201,7 @@ func newInsuranceFund() *events.InsuranceFund {
 
 func newIFStake() *events.IFStake {
 	return &events.IFStake{
-		Ts: testTs, TxSig: testSig, Slot: 310_000_000, MarketIndex: 0, Amount: "100000000", UserAuthority: testAuth,
+		Tx: events.Tx{Ts: testTs, TxSig: testSig, Slot: 310_000_000}, MarketIndex: 0, Amount: "100000000", UserAuthority: testAuth,
 		Action: events.IFStakeActionStake, IfSharesBefore: "0", UserIfSharesBefore: "1000000000",
 		TotalIfSharesBefore: "2000000000", IfSharesAfter: "95000000", UserIfSharesAfter: "1095000000",
 		TotalIfSharesAfter: "2095000000", InsuranceVaultAmountBefore: "2100000000", Symbol: "USDC",
@@ -210,7 +210,7 @@ func newIFStake() *events.IFStake {
 
 func newLPMintRedeem() *events.LPMintRedeem {
 	return &events.LPMintRedeem{
-		Ts: testTs, TxSig: testSig, Slot: 310_000_000, SpotMarketIndex: 1, ConstituentIndex: 1,
+		Tx: events.Tx{Ts: testTs, TxSig: testSig, Slot: 310_000_000}, SpotMarketIndex: 1, ConstituentIndex: 1,
 		LastAumSlot: 309_999_990, Description: events.LPDescriptionMint, Authority: testAuth, Amount: "1000000000",
 		Fee: "-10000", OraclePrice: "150000000", Mint: "So11111111111111111111111111111111111111112",
 		LpAmount: "148000000", LpFee: "0", LpPrice: "1013000", MintRedeemID: "33", LastAum: "25000000000000",
@@ -220,7 +220,7 @@ func newLPMintRedeem() *events.LPMintRedeem {
 
 func newNewUser() *events.NewUser {
 	return &events.NewUser{
-		Ts: testTs, TxSig: testSig, Slot: 310_000_000, UserAuthority: testAuth, User: testUser, SubAccountID: 1,
+		Tx: events.Tx{Ts: testTs, TxSig: testSig, Slot: 310_000_000}, UserAuthority: testAuth, User: testUser, SubAccountID: 1,
 		Name: "Subaccount 1", Referrer: testMaker, Delegate: testMaker,
 		BuilderRevenueShareAccount: &events.BuilderAccount{AccountID: testMaker, TotalBuilderRewards: "1250000"},
 		RevenueShareEscrow: &events.RevenueShareEscrow{AccountID: testUser,

@@ -49,12 +49,12 @@ func (c *check) ts(name string, ts int64) {
 }
 
 // tx checks the fields every transaction-borne record carries.
-func (c *check) tx(ts int64, txSig string, txSigIndex int, slot int64) {
-	c.ts("ts", ts)
-	c.str("txSig", txSig)
-	c.nonNeg("txSigIndex", int64(txSigIndex))
-	if slot <= 0 {
-		c.fail("slot %d must be positive", slot)
+func (c *check) tx(t Tx) {
+	c.ts("ts", t.Ts)
+	c.str("txSig", t.TxSig)
+	c.nonNeg("txSigIndex", int64(t.TxSigIndex))
+	if t.Slot <= 0 {
+		c.fail("slot %d must be positive", t.Slot)
 	}
 }
 

@@ -90,15 +90,38 @@ func (l *Layout) mapFields(t reflect.Type) bool {
 	for i, h := range l.header {
 		cols[h] = i
 	}
+	if !l.addFields(t, cols) {
+		return false
+	}
+	if len(cols) > 0 {
+		return false // a column that is no field of its own
+	}
+	for _, f := range l.fields {
+		if f.col >= 0 && f.kind == kindOther {
+			return false
+		}
+	}
+	return true
+}
+
+// addFields appends the JSON fields of struct type t in the order encoders write them: those of a
+// struct embedded without a tag (the records' events.Tx) where it is embedded, as encoding/json
+// promotes them. It matches columns to them, taking the matched names out of cols, and reports
+// false for a field the fast path cannot serve.
+func (l *Layout) addFields(t reflect.Type, cols map[string]int) bool {
 	for i := range t.NumField() {
 		sf := t.Field(i)
+		tag, opts, _ := strings.Cut(sf.Tag.Get("json"), ",")
 		if sf.Anonymous {
-			return false // embedded fields have promotion rules of their own
+			// Embedded pointers, non-structs and tagged embedded structs have rules of their own.
+			if tag != "" || sf.Type.Kind() != reflect.Struct || !l.addFields(sf.Type, cols) {
+				return false
+			}
+			continue
 		}
 		if !sf.IsExported() {
 			continue
 		}
-		tag, opts, _ := strings.Cut(sf.Tag.Get("json"), ",")
 		if tag == "-" && opts == "" {
 			continue
 		}
@@ -119,14 +142,6 @@ func (l *Layout) mapFields(t reflect.Type) bool {
 		}
 		l.index[name] = len(l.fields)
 		l.fields = append(l.fields, f)
-	}
-	if len(cols) > 0 {
-		return false // a column that is no field of its own
-	}
-	for _, f := range l.fields {
-		if f.col >= 0 && f.kind == kindOther {
-			return false
-		}
 	}
 	return true
 }
@@ -164,8 +179,8 @@ func plainName(name string) bool {
 // derives a value from other fields when its own is empty would show there).
 func (l *Layout) verify(t reflect.Type) bool {
 	full := reflect.New(t).Elem()
-	for i := range t.NumField() {
-		f := full.Field(i)
+	for i, sf := range reflect.VisibleFields(t) {
+		f := full.FieldByIndex(sf.Index) // no embedded pointers: addFields refuses them
 		switch {
 		case !f.CanSet():
 		case f.Kind() == reflect.String:

@@ -15,8 +15,9 @@ import (
 
 func sampleFill() *events.Fill {
 	return &events.Fill{
-		Ts: 1763542800, TxSig: "5fLxq9Yv2m3Xk7p1N8cQeR4tWzH6uJbA9sDfGhJkLmNoPqRsTuVwXyZ123456789abcdefghijkmnopqrstuvwxyzAB", TxSigIndex: 2,
-		Slot: 301763542800, FillerReward: "0", BaseAssetAmountFilled: "1000000000", QuoteAssetAmountFilled: "150000000",
+		Tx: events.Tx{Ts: 1763542800, TxSig: "5fLxq9Yv2m3Xk7p1N8cQeR4tWzH6uJbA9sDfGhJkLmNoPqRsTuVwXyZ123456789abcdefghijkmnopqrstuvwxyzAB",
+			TxSigIndex: 2, Slot: 301763542800},
+		FillerReward: "0", BaseAssetAmountFilled: "1000000000", QuoteAssetAmountFilled: "150000000",
 		TakerFee: "52500", MakerRebate: "1500", ReferrerReward: "0", QuoteAssetAmountSurplus: "0",
 		TakerOrderBaseAssetAmount: "1000000000", TakerOrderCumulativeBaseAssetAmountFilled: "1000000000",
 		TakerOrderCumulativeQuoteAssetAmountFilled: "150000000", MakerOrderBaseAssetAmount: "1000000000",
@@ -101,49 +102,49 @@ func TestLayoutsOfTheRecordTypes(t *testing.T) {
 			checkSample[events.Fill](t, l, bet, func(f *events.Fill) { f.Symbol = `a"b` })
 		}},
 		{"funding rate", LayoutOf[events.FundingRate](), true, func(t *testing.T, l *Layout) {
-			fr := &events.FundingRate{Ts: 1, TxSig: "sig", Slot: 9, MarketIndex: 1, RecordID: "7", Symbol: "SOL-PERP",
+			fr := &events.FundingRate{Tx: events.Tx{Ts: 1, TxSig: "sig", Slot: 9}, MarketIndex: 1, RecordID: "7", Symbol: "SOL-PERP",
 				FundingRate: "-1250", CumulativeFundingRateLong: "99"}
 			checkSample[events.FundingRate](t, l, fr, func(r *events.FundingRate) { r.Symbol = `a"b` })
 		}},
 		{"insurance fund", LayoutOf[events.InsuranceFund](), false, func(t *testing.T, l *Layout) {
 			// Float columns: the reference path renders them, correctly.
-			inf := &events.InsuranceFund{Ts: 1, TxSig: "s", UserIfFactor: 0.5, TotalIfFactor: 1, Symbol: "USDC", Amount: "5"}
+			inf := &events.InsuranceFund{Tx: events.Tx{Ts: 1, TxSig: "s"}, UserIfFactor: 0.5, TotalIfFactor: 1, Symbol: "USDC", Amount: "5"}
 			checkSample[events.InsuranceFund](t, l, inf, func(r *events.InsuranceFund) { r.Symbol = `a"b` })
 		}},
 		{"IF stake", LayoutOf[events.IFStake](), true, func(t *testing.T, l *Layout) {
-			st := &events.IFStake{Ts: 1, TxSig: "s", TxSigIndex: 2, Slot: 3, MarketIndex: 0, Amount: "-5", UserAuthority: "auth",
+			st := &events.IFStake{Tx: events.Tx{Ts: 1, TxSig: "s", TxSigIndex: 2, Slot: 3}, MarketIndex: 0, Amount: "-5", UserAuthority: "auth",
 				Action: "stake", IfSharesAfter: "10", Symbol: "USDC"}
 			checkSample[events.IFStake](t, l, st, func(r *events.IFStake) { r.Action = `a"b` })
 		}},
 		{"swap", LayoutOf[events.Swap](), true, func(t *testing.T, l *Layout) {
-			sw := &events.Swap{Ts: 1, TxSig: "s", Slot: 3, User: "u", OutMarketIndex: 1, InMarketIndex: 0, AmountOut: "5",
+			sw := &events.Swap{Tx: events.Tx{Ts: 1, TxSig: "s", Slot: 3}, User: "u", OutMarketIndex: 1, InMarketIndex: 0, AmountOut: "5",
 				AmountIn: "-6", Fee: "0", InSymbol: "USDC", OutSymbol: "SOL"}
 			checkSample[events.Swap](t, l, sw, func(r *events.Swap) { r.User = `a"b` })
 		}},
 		{"deposit", LayoutOf[events.Deposit](), true, func(t *testing.T, l *Layout) {
-			d := &events.Deposit{Ts: 1, TxSig: "s", Slot: 3, Amount: "5", DepositRecordID: "9", UserAuthority: "auth", User: "u",
+			d := &events.Deposit{Tx: events.Tx{Ts: 1, TxSig: "s", Slot: 3}, Amount: "5", DepositRecordID: "9", UserAuthority: "auth", User: "u",
 				Direction: "deposit", Explanation: "reward", Symbol: "USDC"}
 			checkSample[events.Deposit](t, l, d, func(r *events.Deposit) { r.Explanation = `a"b` })
 		}},
 		{"funding payment", LayoutOf[events.FundingPayment](), true, func(t *testing.T, l *Layout) {
-			fp := &events.FundingPayment{Ts: 1, TxSig: "s", Slot: 3, UserAuthority: "auth", User: "u", MarketIndex: 1,
+			fp := &events.FundingPayment{Tx: events.Tx{Ts: 1, TxSig: "s", Slot: 3}, UserAuthority: "auth", User: "u", MarketIndex: 1,
 				FundingPayment: "-5", BaseAssetAmount: "7", UserLastCumulativeFunding: "1", AmmCumulativeFundingLong: "2",
 				AmmCumulativeFundingShort: "-2"}
 			checkSample[events.FundingPayment](t, l, fp, func(r *events.FundingPayment) { r.User = `a"b` })
 		}},
 		{"settle pnl", LayoutOf[events.SettlePnl](), true, func(t *testing.T, l *Layout) {
-			sp := &events.SettlePnl{Ts: 1, TxSig: "s", Slot: 3, User: "u", MarketIndex: 1, Pnl: "-5", BaseAssetAmount: "7",
+			sp := &events.SettlePnl{Tx: events.Tx{Ts: 1, TxSig: "s", Slot: 3}, User: "u", MarketIndex: 1, Pnl: "-5", BaseAssetAmount: "7",
 				QuoteAssetAmountAfter: "1", QuoteEntryAmount: "2", SettlePrice: "3", Explanation: "none"}
 			checkSample[events.SettlePnl](t, l, sp, func(r *events.SettlePnl) { r.User = `a"b` })
 		}},
 		{"perp LP", LayoutOf[events.PerpLP](), true, func(t *testing.T, l *Layout) {
-			lp := &events.PerpLP{Ts: 1, TxSig: "s", Slot: 3, User: "u", Action: "addLiquidity", MarketIndex: 1, NShares: "5",
+			lp := &events.PerpLP{Tx: events.Tx{Ts: 1, TxSig: "s", Slot: 3}, User: "u", Action: "addLiquidity", MarketIndex: 1, NShares: "5",
 				DeltaBaseAssetAmount: "-7", DeltaQuoteAssetAmount: "1", Pnl: "0"}
 			checkSample[events.PerpLP](t, l, lp, func(r *events.PerpLP) { r.User = `a"b` })
 		}},
 		{"liquidation", LayoutOf[events.Liquidation](), false, func(t *testing.T, l *Layout) {
 			i := 0
-			lq := &events.Liquidation{Ts: 1, TxSig: "s", Slot: 3, LiquidationType: "liquidatePerp", User: "u", Liquidator: "l",
+			lq := &events.Liquidation{Tx: events.Tx{Ts: 1, TxSig: "s", Slot: 3}, LiquidationType: "liquidatePerp", User: "u", Liquidator: "l",
 				MarginRequirement: "1", TotalCollateral: "2", MarginFreed: "3", LiquidationID: 4, CanceledOrderIDs: []string{"5"},
 				LiquidatePerpMarketIndex: &i, LiquidatePerpOraclePrice: "6"}
 			checkSample[events.Liquidation](t, l, lq, func(r *events.Liquidation) { r.User = `a"b` })

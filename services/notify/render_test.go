@@ -42,16 +42,17 @@ func intp(i int) *int { return &i }
 func TestRenderTitlesAndBodies(t *testing.T) {
 	ts := kittest.At("2026-11-19T12:00:00Z")
 	liq := func(typ string, set func(*events.Liquidation)) notify.Occurrence {
-		l := &events.Liquidation{Ts: ts, TxSig: "s", User: kittest.Key(2), LiquidationType: typ, MarginFreed: "1234567890"}
+		l := &events.Liquidation{Tx: events.Tx{Ts: ts, TxSig: "s"}, User: kittest.Key(2), LiquidationType: typ, MarginFreed: "1234567890"}
 		set(l)
 		return notify.LiquidationOccurrence(l)
 	}
 	dep := func(dir, expl, symbol string, idx int, amount events.Amount) notify.Occurrence {
-		return notify.DepositOccurrence(&events.Deposit{Ts: ts, TxSig: "d", User: kittest.Key(2), Direction: dir, Explanation: expl,
+		return notify.DepositOccurrence(&events.Deposit{Tx: events.Tx{Ts: ts, TxSig: "d"}, User: kittest.Key(2), Direction: dir, Explanation: expl,
 			Symbol: symbol, MarketIndex: idx, Amount: amount, DepositRecordID: "9"})
 	}
 	bet := kittest.Fill(kittest.BetMkt, ts, 4, 620_000, 1_000_000_000, 620_000)
-	small, _ := notify.FundingOccurrence(&events.FundingPayment{Ts: ts, TxSig: "f", User: kittest.Key(2), MarketIndex: 7, FundingPayment: "3000"}, 1)
+	small, _ := notify.FundingOccurrence(&events.FundingPayment{Tx: events.Tx{Ts: ts, TxSig: "f"},
+		User: kittest.Key(2), MarketIndex: 7, FundingPayment: "3000"}, 1)
 	cases := []struct {
 		o           notify.Occurrence
 		title, body string

@@ -166,7 +166,7 @@ func TestRankTies(t *testing.T) {
 
 func testFill(quote, base, oracle string, id string) *events.Fill {
 	return &events.Fill{
-		Ts: at("2026-11-19T10:00:00Z"), TxSig: "sig", Slot: 1, MarketIndex: 0, MarketType: events.MarketTypePerp, Symbol: "SOL-PERP",
+		Tx: events.Tx{Ts: at("2026-11-19T10:00:00Z"), TxSig: "sig", Slot: 1}, MarketIndex: 0, MarketType: events.MarketTypePerp, Symbol: "SOL-PERP",
 		FillRecordID: id, Taker: "taker", Maker: "maker", QuoteAssetAmountFilled: events.Amount(quote),
 		BaseAssetAmountFilled: events.Amount(base), OraclePrice: events.Amount(oracle),
 	}

@@ -139,7 +139,7 @@ func start(base OrderBase) (*events.Order, error) {
 		return nil, fmt.Errorf("order %s of %s has neither a record nor a place action", base.OrderID, base.Account)
 	}
 	o := &events.Order{
-		Ts: a.Ts, TxSig: a.TxSig, TxSigIndex: a.TxSigIndex, Slot: a.Slot, User: base.Account,
+		Tx: a.Tx, User: base.Account,
 		Status: events.OrderStatusOpen, MarketType: a.MarketType, MarketFilter: a.MarketFilter, OrderID: base.OrderID,
 		MarketIndex: a.MarketIndex, Symbol: a.Symbol, BaseAssetAmountFilled: "0", QuoteAssetAmountFilled: "0",
 		LastUpdatedTs: a.Ts, LastActionStatus: events.LastActionOpen, LastActionExplanation: a.ActionExplanation,

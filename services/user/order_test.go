@@ -14,7 +14,8 @@ func ev(ts, slot int64, action string, filledBase, filledQuote, fee events.Amoun
 }
 
 func place(ts int64) *events.OrderAction {
-	return &events.OrderAction{Ts: ts, TxSig: "placesig", Slot: ts * 2, Action: events.ActionPlace, ActionExplanation: events.ExplanationNone,
+	return &events.OrderAction{Tx: events.Tx{Ts: ts, TxSig: "placesig", Slot: ts * 2},
+		Action: events.ActionPlace, ActionExplanation: events.ExplanationNone,
 		MarketIndex: 0, MarketType: events.MarketTypePerp, Taker: "acct", TakerOrderID: "7", TakerOrderDirection: events.DirectionLong,
 		TakerOrderBaseAssetAmount: "3000", MarketFilter: events.FilterPerp, Symbol: "SOL-PERP"}
 }
@@ -47,7 +48,8 @@ func TestFoldInAnyOrder(t *testing.T) {
 }
 
 func TestFold(t *testing.T) {
-	record := &events.Order{Ts: 100, TxSig: "placesig", Slot: 200, User: "acct", Status: events.OrderStatusOpen, OrderType: events.OrderTypeLimit,
+	record := &events.Order{Tx: events.Tx{Ts: 100, TxSig: "placesig", Slot: 200},
+		User: "acct", Status: events.OrderStatusOpen, OrderType: events.OrderTypeLimit,
 		MarketType: events.MarketTypePerp, MarketFilter: events.FilterPerp, OrderID: "7", BaseAssetAmount: "3000",
 		BaseAssetAmountFilled: "1000", QuoteAssetAmountFilled: "100", Direction: events.DirectionLong, Symbol: "SOL-PERP",
 		LastUpdatedTs: 101, LastActionStatus: events.LastActionPartialFill, LastActionExplanation: events.ExplanationOrderFilledWithMatch,

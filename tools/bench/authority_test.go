@@ -121,7 +121,7 @@ func ingestOverviewDataset(b *testing.B, pool *pgxpool.Pool, broker *kafka.Embed
 	}
 	start := now.Truncate(time.Hour).Add(-overviewDays * 24 * time.Hour)
 	for a := range overviewAccounts {
-		add(events.TopicNewUsers, &events.NewUser{Ts: start.Unix(), TxSig: fmt.Sprintf("newuser%081d", a), Slot: 1 + int64(a),
+		add(events.TopicNewUsers, &events.NewUser{Tx: events.Tx{Ts: start.Unix(), TxSig: fmt.Sprintf("newuser%081d", a), Slot: 1 + int64(a)},
 			UserAuthority: wallet, User: key(a), SubAccountID: a, Name: "Subaccount " + strconv.Itoa(a)})
 	}
 	n := 0

@@ -168,7 +168,7 @@ func (g *minuteGen) cancels() {
 		placeSlot := slotAt(placedAt) + rng.Int64N(2)
 		cancelSlot := slotAt(cancelledAt) + rng.Int64N(2)
 		g.add(placedAt, events.TopicOrders, &events.Order{
-			Ts: placedAt, TxSig: placeSig, Slot: placeSlot, User: user.User, Status: events.OrderStatusCanceled,
+			Tx: events.Tx{Ts: placedAt, TxSig: placeSig, Slot: placeSlot}, User: user.User, Status: events.OrderStatusCanceled,
 			OrderType: events.OrderTypeLimit, MarketType: spec.Type, MarketFilter: spec.Filter(), OrderID: ref.id,
 			MarketIndex: spec.Index, Price: amt(priceInt(px)), BaseAssetAmount: ref.size, QuoteAssetAmount: "0",
 			BaseAssetAmountFilled: "0", QuoteAssetAmountFilled: "0", Direction: dir, TriggerPrice: "0",
@@ -243,7 +243,7 @@ func (g *minuteGen) deposits() {
 			totalWithdraws += value
 		}
 		g.add(d.ts, events.TopicDeposits, &events.Deposit{
-			Ts: d.ts, TxSig: signature(rng), Slot: slotAt(d.ts) + rng.Int64N(2),
+			Tx:     events.Tx{Ts: d.ts, TxSig: signature(rng), Slot: slotAt(d.ts) + rng.Int64N(2)},
 			Amount: units(tokens, tokenScale(spec)), OraclePrice: amt(priceInt(price)),
 			MarketDepositBalance: amt(st.deposits), MarketWithdrawBalance: amt(st.borrows),
 			MarketCumulativeDepositInterest: amt(st.depositInterest),
@@ -271,7 +271,7 @@ func (g *minuteGen) swaps() {
 		inPx, outPx := s.oracle(in, ts), s.oracle(out, ts)
 		outTokens := value * (1 - 0.0008) / outPx
 		g.add(ts, events.TopicSwaps, &events.Swap{
-			Ts: ts, TxSig: signature(rng), Slot: slotAt(ts) + rng.Int64N(2), User: a.User,
+			Tx: events.Tx{Ts: ts, TxSig: signature(rng), Slot: slotAt(ts) + rng.Int64N(2)}, User: a.User,
 			OutMarketIndex: out.Index, InMarketIndex: in.Index,
 			AmountOut: units(outTokens, tokenScale(out)), AmountIn: units(value/inPx, tokenScale(in)),
 			OutOraclePrice: amt(priceInt(outPx)), InOraclePrice: amt(priceInt(inPx)),
@@ -293,7 +293,7 @@ func (g *minuteGen) settlements() {
 		quoteEntry := -float64(base) / events.BasePrecision * entry
 		pnl := rng.NormFloat64() * math.Max(20, math.Abs(quoteEntry)*0.02)
 		g.add(ts, events.TopicSettlePnl, &events.SettlePnl{
-			Ts: ts, TxSig: signature(rng), Slot: slotAt(ts) + rng.Int64N(2), User: a.User, MarketIndex: spec.Index,
+			Tx: events.Tx{Ts: ts, TxSig: signature(rng), Slot: slotAt(ts) + rng.Int64N(2)}, User: a.User, MarketIndex: spec.Index,
 			Pnl: units(pnl, events.QuotePrecision), BaseAssetAmount: amt(base),
 			QuoteAssetAmountAfter: units(quoteEntry+pnl, events.QuotePrecision),
 			QuoteEntryAmount:      units(quoteEntry, events.QuotePrecision),
@@ -318,7 +318,7 @@ func (g *minuteGen) perpLP() {
 		oracle := s.oracle(spec, ts)
 		shares := roundStep(10000*math.Exp(rng.NormFloat64())/oracle*events.BasePrecision, spec.step*10)
 		rec := &events.PerpLP{
-			Ts: ts, TxSig: signature(rng), Slot: slotAt(ts) + rng.Int64N(2), User: a.User,
+			Tx: events.Tx{Ts: ts, TxSig: signature(rng), Slot: slotAt(ts) + rng.Int64N(2)}, User: a.User,
 			Action: events.LPActionAddLiquidity, MarketIndex: spec.Index, NShares: amt(shares),
 			DeltaBaseAssetAmount: "0", DeltaQuoteAssetAmount: "0", Pnl: "0",
 		}
@@ -373,7 +373,7 @@ func (g *minuteGen) ifStakes() {
 			amount = min(amount, int64(float64(mine)*sharePrice))
 		}
 		g.add(ts, events.TopicIFStakes, &events.IFStake{
-			Ts: ts, TxSig: signature(rng), Slot: slotAt(ts) + rng.Int64N(2), MarketIndex: spec.Index,
+			Tx: events.Tx{Ts: ts, TxSig: signature(rng), Slot: slotAt(ts) + rng.Int64N(2)}, MarketIndex: spec.Index,
 			Amount: amt(amount), UserAuthority: a.Authority, Action: action,
 			IfSharesBefore: amt(mine), UserIfSharesBefore: amt(users), TotalIfSharesBefore: amt(total),
 			IfSharesAfter: amt(mine + delta), UserIfSharesAfter: amt(users + delta), TotalIfSharesAfter: amt(total + delta),
@@ -401,7 +401,7 @@ func (g *minuteGen) lpMintRedeem() {
 		tokens := value / price
 		slot := slotAt(ts) + rng.Int64N(2)
 		g.add(ts, events.TopicLPMintRedeem, &events.LPMintRedeem{
-			Ts: ts, TxSig: signature(rng), Slot: slot, SpotMarketIndex: spec.Index, ConstituentIndex: spec.Index,
+			Tx: events.Tx{Ts: ts, TxSig: signature(rng), Slot: slot}, SpotMarketIndex: spec.Index, ConstituentIndex: spec.Index,
 			LastAumSlot: slot - 1 - rng.Int64N(60), Description: description, Authority: a.Authority,
 			Amount: units(tokens, tokenScale(spec)), Fee: units(tokens*0.0005, tokenScale(spec)),
 			OraclePrice: amt(priceInt(price)), Mint: mints[spec.Index],
@@ -427,7 +427,7 @@ func (g *minuteGen) liquidations() {
 		notional := math.Max(50, 4000*math.Exp(rng.NormFloat64()))
 		margin := notional * 0.05
 		l := &events.Liquidation{
-			Ts: ts, TxSig: signature(rng), Slot: slotAt(ts) + rng.Int64N(2), User: a.User,
+			Tx: events.Tx{Ts: ts, TxSig: signature(rng), Slot: slotAt(ts) + rng.Int64N(2)}, User: a.User,
 			Liquidator:        s.pop.liquidators[rng.IntN(len(s.pop.liquidators))],
 			MarginRequirement: units(margin, events.QuotePrecision),
 			TotalCollateral:   units(margin*(0.5+0.45*rng.Float64()), events.QuotePrecision),

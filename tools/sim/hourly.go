@@ -46,7 +46,7 @@ func (g *hourGen) fundingRates() {
 		ts := g.start + 1 + rng.Int64N(40)
 		revenue := -float64(pt.ammBase) * float64(pt.rateLong) / 1e12 // quote 1e6 the AMM receives
 		g.add(ts, events.TopicFundingRates, &events.FundingRate{
-			Ts: ts, TxSig: signature(rng), Slot: slotAt(ts) + rng.Int64N(2), MarketIndex: spec.Index,
+			Tx: events.Tx{Ts: ts, TxSig: signature(rng), Slot: slotAt(ts) + rng.Int64N(2)}, MarketIndex: spec.Index,
 			RecordID: strconv.FormatInt(g.h, 10), Symbol: spec.Symbol,
 			FundingRate: amt(pt.rateLong), FundingRateLong: amt(pt.rateLong), FundingRateShort: amt(pt.rateShort),
 			CumulativeFundingRateLong: amt(pt.cumLong), CumulativeFundingRateShort: amt(pt.cumShort),
@@ -83,7 +83,7 @@ func (g *hourGen) fundingPayments() {
 			// payment (quote 1e6) = -base (1e9) * funding delta (1e9) / 1e12
 			payment := -float64(base) * float64(cum-lastCum) / 1e12
 			g.add(ts, events.TopicFundingPayments, &events.FundingPayment{
-				Ts: ts, TxSig: signature(rng), Slot: slotAt(ts) + rng.Int64N(2), UserAuthority: a.Authority,
+				Tx: events.Tx{Ts: ts, TxSig: signature(rng), Slot: slotAt(ts) + rng.Int64N(2)}, UserAuthority: a.Authority,
 				User: a.User, MarketIndex: spec.Index, FundingPayment: amt(int64(math.Round(payment))),
 				BaseAssetAmount: amt(base), UserLastCumulativeFunding: amt(lastCum),
 				AmmCumulativeFundingLong: amt(now.cumLong), AmmCumulativeFundingShort: amt(now.cumShort),
@@ -102,7 +102,7 @@ func (g *hourGen) insuranceFund() {
 		st := s.spotState(spec, ts)
 		revenue := (50 + 450*rng.Float64()) / s.oracle(spec, ts)
 		g.add(ts, events.TopicInsuranceFund, &events.InsuranceFund{
-			Ts: ts, TxSig: signature(rng), Slot: slotAt(ts) + rng.Int64N(2), SpotMarketIndex: spec.Index,
+			Tx: events.Tx{Ts: ts, TxSig: signature(rng), Slot: slotAt(ts) + rng.Int64N(2)}, SpotMarketIndex: spec.Index,
 			UserIfFactor: 500000, TotalIfFactor: 1000000, Symbol: spec.Symbol,
 			VaultAmountBefore:          amt(st.deposits - st.borrows),
 			InsuranceVaultAmountBefore: amt(int64(float64(total) * sharePrice)),

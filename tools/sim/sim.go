@@ -317,7 +317,7 @@ func (s *Simulator) newUsers(ts int64) []item {
 	out := make([]item, 0, len(s.pop.actors))
 	for _, a := range s.pop.actors {
 		nu := &events.NewUser{
-			Ts: ts, TxSig: signature(rng), Slot: slotAt(ts), UserAuthority: a.Authority, User: a.User,
+			Tx: events.Tx{Ts: ts, TxSig: signature(rng), Slot: slotAt(ts)}, UserAuthority: a.Authority, User: a.User,
 			SubAccountID: a.SubAccountID, Name: a.Name, Referrer: a.Referrer, Delegate: a.Delegate,
 		}
 		// The wallet's builder accounts ride on its first subaccount's record.

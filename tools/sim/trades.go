@@ -272,7 +272,7 @@ func (g *minuteGen) match(rng *rand.Rand, sc *tradeScratch) {
 		}
 		seq[spec.pos]++
 		f := &events.Fill{
-			Ts: tf.ts, TxSig: sig, TxSigIndex: sigIndex, Slot: slot, FillerReward: "0",
+			Tx: events.Tx{Ts: tf.ts, TxSig: sig, TxSigIndex: sigIndex, Slot: slot}, FillerReward: "0",
 			BaseAssetAmountFilled: baseAmt, QuoteAssetAmountFilled: quoteAmt, TakerFee: amt(takerFee),
 			MakerRebate: "0", ReferrerReward: "0", QuoteAssetAmountSurplus: "0",
 			TakerOrderBaseAssetAmount: t.orderAmt, TakerOrderCumulativeBaseAssetAmountFilled: t.baseAmt,
@@ -498,7 +498,7 @@ func (g *minuteGen) action(r *orderRef, ts int64, sig string, sigIndex int, slot
 	dir, _, _ := direction(r.long)
 	spec := r.spec
 	a := &events.OrderAction{
-		Ts: ts, TxSig: sig, TxSigIndex: sigIndex, Slot: slot, Action: action, ActionExplanation: explanation,
+		Tx: events.Tx{Ts: ts, TxSig: sig, TxSigIndex: sigIndex, Slot: slot}, Action: action, ActionExplanation: explanation,
 		MarketIndex: spec.Index, MarketType: spec.Type, OraclePrice: g.oraclePrice(spec, ts),
 		MarketFilter: spec.Filter(), User: r.user, Symbol: spec.Symbol,
 	}
@@ -520,7 +520,7 @@ func (g *minuteGen) takerRecords(t *takerOrder) (*events.Order, *events.OrderAct
 	spec := t.spec
 	dir, _, sign := direction(t.long)
 	o := &events.Order{
-		Ts: t.placedAt, TxSig: t.placeSig, TxSigIndex: 0, Slot: t.placeSlot, User: t.taker.User,
+		Tx: events.Tx{Ts: t.placedAt, TxSig: t.placeSig, TxSigIndex: 0, Slot: t.placeSlot}, User: t.taker.User,
 		Status: events.OrderStatusFilled, OrderType: events.OrderTypeLimit, MarketType: spec.Type,
 		MarketFilter: spec.Filter(), OrderID: t.id, MarketIndex: spec.Index, Price: amt(t.worst),
 		BaseAssetAmount: t.orderAmt, QuoteAssetAmount: "0", BaseAssetAmountFilled: t.baseAmt,
@@ -564,7 +564,7 @@ func (g *minuteGen) makerRecords(mo *makerOrder, size int64, sizeAmt events.Amou
 	spec := mo.spec
 	dir, _, _ := direction(mo.long)
 	o := &events.Order{
-		Ts: mo.placedAt, TxSig: mo.placeSig, TxSigIndex: 0, Slot: mo.placeSlot, User: mo.actor.User,
+		Tx: events.Tx{Ts: mo.placedAt, TxSig: mo.placeSig, TxSigIndex: 0, Slot: mo.placeSlot}, User: mo.actor.User,
 		Status: events.OrderStatusFilled, OrderType: events.OrderTypeLimit, MarketType: spec.Type,
 		MarketFilter: spec.Filter(), OrderID: mo.id, MarketIndex: spec.Index, Price: amt(mo.price),
 		BaseAssetAmount: sizeAmt, QuoteAssetAmount: "0", BaseAssetAmountFilled: mo.baseAmt,
@@ -603,7 +603,7 @@ func (g *minuteGen) expires() {
 		placeSig, expireSig := signature(rng), signature(rng)
 		placeSlot, expireSlot := slotAt(placedAt)+rng.Int64N(2), slotAt(expiredAt)+rng.Int64N(2)
 		g.add(placedAt, events.TopicOrders, &events.Order{
-			Ts: placedAt, TxSig: placeSig, Slot: placeSlot, User: user.User, Status: events.OrderStatusCanceled,
+			Tx: events.Tx{Ts: placedAt, TxSig: placeSig, Slot: placeSlot}, User: user.User, Status: events.OrderStatusCanceled,
 			OrderType: events.OrderTypeMarket, MarketType: spec.Type, MarketFilter: spec.Filter(), OrderID: ref.id,
 			MarketIndex: spec.Index, Price: amt(end), BaseAssetAmount: ref.size, QuoteAssetAmount: "0",
 			BaseAssetAmountFilled: "0", QuoteAssetAmountFilled: "0", Direction: dir, ReduceOnly: rng.Float64() < 0.05,

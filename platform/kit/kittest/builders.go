@@ -52,7 +52,7 @@ func At(s string) int64 {
 // Key(3) short, filler Key(1).
 func Fill(m Market, ts int64, id int, quote, base, oracle int64) *events.Fill {
 	return &events.Fill{
-		Ts: ts, TxSig: Sig("fills", id), TxSigIndex: id % 3, Slot: 300_000_000 + ts,
+		Tx:           events.Tx{Ts: ts, TxSig: Sig("fills", id), TxSigIndex: id % 3, Slot: 300_000_000 + ts},
 		FillerReward: "0", BaseAssetAmountFilled: events.NewAmount(base), QuoteAssetAmountFilled: events.NewAmount(quote),
 		TakerFee: events.NewAmount(quote * 35 / 100_000), MakerRebate: events.NewAmount(quote / 100_000), ReferrerReward: "0",
 		QuoteAssetAmountSurplus: "0", TakerOrderBaseAssetAmount: events.NewAmount(base),
@@ -70,7 +70,7 @@ func Fill(m Market, ts int64, id int, quote, base, oracle int64) *events.Fill {
 // FundingRate is market m's funding rate record id at ts.
 func FundingRate(m Market, ts int64, id int) *events.FundingRate {
 	return &events.FundingRate{
-		Ts: ts, TxSig: Sig("fundr", id), TxSigIndex: 0, Slot: 300_000_000 + ts, MarketIndex: m.Index, RecordID: strconv.Itoa(id),
+		Tx: events.Tx{Ts: ts, TxSig: Sig("fundr", id), TxSigIndex: 0, Slot: 300_000_000 + ts}, MarketIndex: m.Index, RecordID: strconv.Itoa(id),
 		Symbol: m.Symbol, FundingRate: "1250", FundingRateLong: "1250", FundingRateShort: "-1250",
 		CumulativeFundingRateLong: events.NewAmount(int64(id) * 1250), CumulativeFundingRateShort: events.NewAmount(-int64(id) * 1250),
 		OraclePriceTwap: "150000000", MarkPriceTwap: "150100000", PeriodRevenue: "1000", BaseAssetAmountWithAmm: "5000000000",
@@ -81,7 +81,7 @@ func FundingRate(m Market, ts int64, id int) *events.FundingRate {
 // InsuranceFund is a movement of spot market m's insurance fund at ts.
 func InsuranceFund(m Market, ts int64, id int) *events.InsuranceFund {
 	return &events.InsuranceFund{
-		Ts: ts, TxSig: Sig("insfd", id), Slot: 300_000_000 + ts, SpotMarketIndex: m.Index, PerpMarketIndex: 0,
+		Tx: events.Tx{Ts: ts, TxSig: Sig("insfd", id), Slot: 300_000_000 + ts}, SpotMarketIndex: m.Index, PerpMarketIndex: 0,
 		UserIfFactor: 0.5, TotalIfFactor: 1, Symbol: m.Symbol, VaultAmountBefore: "1000000", InsuranceVaultAmountBefore: "2000000",
 		TotalIfSharesBefore: "100", TotalIfSharesAfter: "100", Amount: "500",
 	}
@@ -90,7 +90,7 @@ func InsuranceFund(m Market, ts int64, id int) *events.InsuranceFund {
 // IFStake is a stake of wallet Key(9) in spot market m's insurance fund; withSymbol names the market.
 func IFStake(m Market, ts int64, id int, withSymbol bool) *events.IFStake {
 	r := &events.IFStake{
-		Ts: ts, TxSig: Sig("ifstk", id), Slot: 300_000_000 + ts, MarketIndex: m.Index, Amount: "1000000",
+		Tx: events.Tx{Ts: ts, TxSig: Sig("ifstk", id), Slot: 300_000_000 + ts}, MarketIndex: m.Index, Amount: "1000000",
 		UserAuthority: Key(9), Action: events.IFStakeActionStake, IfSharesBefore: "0", UserIfSharesBefore: "0",
 		TotalIfSharesBefore: "100", IfSharesAfter: "10", UserIfSharesAfter: "10", TotalIfSharesAfter: "110",
 		InsuranceVaultAmountBefore: "2000000",
@@ -104,7 +104,7 @@ func IFStake(m Market, ts int64, id int, withSymbol bool) *events.IFStake {
 // Swap is account Key(4) swapping out for in at ts.
 func Swap(in, out Market, ts int64, id int) *events.Swap {
 	return &events.Swap{
-		Ts: ts, TxSig: Sig("swaps", id), Slot: 300_000_000 + ts, User: Key(4), OutMarketIndex: out.Index, InMarketIndex: in.Index,
+		Tx: events.Tx{Ts: ts, TxSig: Sig("swaps", id), Slot: 300_000_000 + ts}, User: Key(4), OutMarketIndex: out.Index, InMarketIndex: in.Index,
 		AmountOut: "1000000000", AmountIn: "150000000", OutOraclePrice: "150000000", InOraclePrice: "1000000", Fee: "1000",
 		InSymbol: in.Symbol, OutSymbol: out.Symbol,
 	}
@@ -117,7 +117,7 @@ func Deposit(m Market, ts int64, id int, reward bool) *events.Deposit {
 		expl = events.DepositExplanationReward
 	}
 	return &events.Deposit{
-		Ts: ts, TxSig: Sig("depos", id), Slot: 300_000_000 + ts, Amount: "5000000", OraclePrice: "1000000",
+		Tx: events.Tx{Ts: ts, TxSig: Sig("depos", id), Slot: 300_000_000 + ts}, Amount: "5000000", OraclePrice: "1000000",
 		MarketDepositBalance: "1000000000", MarketWithdrawBalance: "0", MarketCumulativeDepositInterest: "10000000000",
 		MarketCumulativeBorrowInterest: "10000000000", TotalDepositsAfter: "5000000", TotalWithdrawsAfter: "0",
 		DepositRecordID: strconv.Itoa(id), UserAuthority: Key(5), User: Key(6), Direction: events.DepositDirectionDeposit,
@@ -151,7 +151,7 @@ func Order(m Market, account string, orderID int, ts int64, direction string, ba
 		status = events.OrderStatusCanceled
 	}
 	return &events.Order{
-		Ts: ts, TxSig: Sig("order", orderID), Slot: 300_000_000 + ts, User: account, Status: status,
+		Tx: events.Tx{Ts: ts, TxSig: Sig("order", orderID), Slot: 300_000_000 + ts}, User: account, Status: status,
 		OrderType: events.OrderTypeLimit, MarketType: m.Type, MarketFilter: events.MarketFilter(m.Type, m.Symbol),
 		OrderID: strconv.Itoa(orderID), MarketIndex: m.Index, Price: events.NewAmount(price), BaseAssetAmount: events.NewAmount(base),
 		QuoteAssetAmount: "0", BaseAssetAmountFilled: events.NewAmount(filledBase), QuoteAssetAmountFilled: events.NewAmount(filledQuote),
@@ -166,7 +166,7 @@ func Order(m Market, account string, orderID int, ts int64, direction string, ba
 // as its taker side.
 func OrderAction(m Market, account string, orderID int, ts int64, action string, direction string, base int64) *events.OrderAction {
 	return &events.OrderAction{
-		Ts: ts, TxSig: Sig("actio", orderID*10+len(action)), TxSigIndex: 1, Slot: 300_000_000 + ts, Action: action,
+		Tx: events.Tx{Ts: ts, TxSig: Sig("actio", orderID*10+len(action)), TxSigIndex: 1, Slot: 300_000_000 + ts}, Action: action,
 		ActionExplanation: events.ExplanationNone, MarketIndex: m.Index, MarketType: m.Type, Taker: account,
 		TakerOrderID: strconv.Itoa(orderID), TakerOrderDirection: direction, TakerOrderBaseAssetAmount: events.NewAmount(base),
 		TakerOrderCumulativeBaseAssetAmountFilled: "0", TakerOrderCumulativeQuoteAssetAmountFilled: "0",
@@ -177,7 +177,7 @@ func OrderAction(m Market, account string, orderID int, ts int64, action string,
 // FundingPayment is account's funding payment in perp market m at ts.
 func FundingPayment(m Market, account string, ts int64, id int, payment int64) *events.FundingPayment {
 	return &events.FundingPayment{
-		Ts: ts, TxSig: Sig("fundp", id), Slot: 300_000_000 + ts, UserAuthority: Key(90), User: account, MarketIndex: m.Index,
+		Tx: events.Tx{Ts: ts, TxSig: Sig("fundp", id), Slot: 300_000_000 + ts}, UserAuthority: Key(90), User: account, MarketIndex: m.Index,
 		FundingPayment: events.NewAmount(payment), BaseAssetAmount: "1000000000", UserLastCumulativeFunding: "100",
 		AmmCumulativeFundingLong: "120", AmmCumulativeFundingShort: "-120",
 	}
@@ -186,7 +186,7 @@ func FundingPayment(m Market, account string, ts int64, id int, payment int64) *
 // SettlePnl is account's settlement in perp market m at ts.
 func SettlePnl(m Market, account string, ts int64, id int) *events.SettlePnl {
 	return &events.SettlePnl{
-		Ts: ts, TxSig: Sig("settl", id), Slot: 300_000_000 + ts, User: account, MarketIndex: m.Index, Pnl: "1500000",
+		Tx: events.Tx{Ts: ts, TxSig: Sig("settl", id), Slot: 300_000_000 + ts}, User: account, MarketIndex: m.Index, Pnl: "1500000",
 		BaseAssetAmount: "0", QuoteAssetAmountAfter: "0", QuoteEntryAmount: "0", SettlePrice: "150000000",
 		Explanation: events.SettlePnlExplanationNone,
 	}
@@ -195,7 +195,7 @@ func SettlePnl(m Market, account string, ts int64, id int) *events.SettlePnl {
 // PerpLP is account's liquidity added to perp market m at ts.
 func PerpLP(m Market, account string, ts int64, id int) *events.PerpLP {
 	return &events.PerpLP{
-		Ts: ts, TxSig: Sig("perlp", id), Slot: 300_000_000 + ts, User: account, Action: events.LPActionAddLiquidity,
+		Tx: events.Tx{Ts: ts, TxSig: Sig("perlp", id), Slot: 300_000_000 + ts}, User: account, Action: events.LPActionAddLiquidity,
 		MarketIndex: m.Index, NShares: "1000000000", DeltaBaseAssetAmount: "-1000000000", DeltaQuoteAssetAmount: "150000000", Pnl: "0",
 	}
 }
@@ -204,7 +204,7 @@ func PerpLP(m Market, account string, ts int64, id int) *events.PerpLP {
 func Liquidation(m Market, account string, ts int64, id int) *events.Liquidation {
 	idx := m.Index
 	return &events.Liquidation{
-		Ts: ts, TxSig: Sig("liqui", id), Slot: 300_000_000 + ts, LiquidationType: events.LiquidationTypePerp, User: account,
+		Tx: events.Tx{Ts: ts, TxSig: Sig("liqui", id), Slot: 300_000_000 + ts}, LiquidationType: events.LiquidationTypePerp, User: account,
 		Liquidator: Key(91), MarginRequirement: "1000000", TotalCollateral: "900000", MarginFreed: "100000", LiquidationID: id,
 		LiquidatePerpMarketIndex: &idx, LiquidatePerpOraclePrice: "150000000", LiquidatePerpBaseAssetAmount: "1000000000",
 		LiquidatePerpQuoteAssetAmount: "150000000", LiquidatePerpLpShares: "0", LiquidatePerpFillRecordID: "1",
@@ -222,7 +222,7 @@ func LiquidationOf(kind string, perp, spot Market, account string, ts int64, id 
 	if kind == events.LiquidationTypePerp {
 		return l
 	}
-	*l = events.Liquidation{Ts: l.Ts, TxSig: l.TxSig, Slot: l.Slot, LiquidationType: kind, User: l.User,
+	*l = events.Liquidation{Tx: events.Tx{Ts: l.Ts, TxSig: l.TxSig, Slot: l.Slot}, LiquidationType: kind, User: l.User,
 		Liquidator: l.Liquidator, MarginRequirement: l.MarginRequirement, TotalCollateral: l.TotalCollateral,
 		MarginFreed: l.MarginFreed, LiquidationID: l.LiquidationID, CanceledOrderIDs: []string{"7"}, BitFlags: 1}
 	p, s, q := perp.Index, spot.Index, USDC.Index

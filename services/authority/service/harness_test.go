@@ -120,7 +120,8 @@ func newUser(authority, account string, sub int, ts int64) *events.NewUser {
 	if sub > 0 {
 		name = "Subaccount " + string(rune('0'+sub))
 	}
-	return &events.NewUser{Ts: ts, TxSig: kittest.Sig("newus", sub+int(ts%100000)*10), Slot: 2*ts - 3_000_000_000, // slots grow with time
+	return &events.NewUser{
+		Tx:            events.Tx{Ts: ts, TxSig: kittest.Sig("newus", sub+int(ts%100000)*10), Slot: 2*ts - 3_000_000_000}, // slots grow with time
 		UserAuthority: authority, User: account, SubAccountID: sub, Name: name}
 }
 
@@ -134,7 +135,7 @@ func ifStake(authority string, m kittest.Market, ts int64, id int) *events.IFSta
 // lpMint is authority's mint of LP tokens at ts.
 func lpMint(authority string, ts int64, id int) *events.LPMintRedeem {
 	return &events.LPMintRedeem{
-		Ts: ts, TxSig: kittest.Sig("lpmnt", id), Slot: 300_000_000 + int64(id), SpotMarketIndex: 0, ConstituentIndex: 0,
+		Tx: events.Tx{Ts: ts, TxSig: kittest.Sig("lpmnt", id), Slot: 300_000_000 + int64(id)}, SpotMarketIndex: 0, ConstituentIndex: 0,
 		LastAumSlot: 299_999_000, Description: events.LPDescriptionMint, Authority: authority, Amount: "1000000000", Fee: "-10000",
 		OraclePrice: "1000000", Mint: "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", LpAmount: "985000000", LpFee: "0",
 		LpPrice: "1015200", MintRedeemID: "44" + string(rune('0'+id%10)), LastAum: "25000000000000", InMarketCurrentWeight: "610000",

@@ -160,7 +160,7 @@ func errorOf(t *testing.T, rec *httptest.ResponseRecorder) (message, errField st
 
 // newUser is the new-user record of account, owned by w, named name, with delegate (nil: none).
 func newUser(account string, w wallet, sub int, name string, delegate *wallet, slot int64) *events.NewUser {
-	u := &events.NewUser{Ts: kittest.DefaultNow.Unix() - 86400, TxSig: kittest.Sig("newus", int(slot)), Slot: slot,
+	u := &events.NewUser{Tx: events.Tx{Ts: kittest.DefaultNow.Unix() - 86400, TxSig: kittest.Sig("newus", int(slot)), Slot: slot},
 		UserAuthority: w.addr, User: account, SubAccountID: sub, Name: name}
 	if delegate != nil {
 		u.Delegate = delegate.addr

@@ -23,7 +23,7 @@ var wallets = map[string]string{a1: w1, a2: w1, a3: w2, a4: w3, a5: w4, a6: w5}
 
 func newUser(account string, id int) *events.NewUser {
 	return &events.NewUser{
-		Ts: kittest.At("2026-11-01T00:00:00Z") + int64(id), TxSig: kittest.Sig("nuser", id), Slot: 290_000_000 + int64(id),
+		Tx:            events.Tx{Ts: kittest.At("2026-11-01T00:00:00Z") + int64(id), TxSig: kittest.Sig("nuser", id), Slot: 290_000_000 + int64(id)},
 		UserAuthority: wallets[account], User: account, SubAccountID: id % 2, Name: "Main Account",
 	}
 }

@@ -35,7 +35,8 @@ func TestFillBeforeItsWallet(t *testing.T) {
 	if n := s.Count(t, "stats.pending_volumes"); n != 2 {
 		t.Fatalf("%d pending rows, want the taker's and the maker's", n)
 	}
-	user := &events.NewUser{Ts: nowS - 2*hour, TxSig: kittest.Sig("nuser", 1), Slot: 1, UserAuthority: wallet, User: account, Name: "Main"}
+	user := &events.NewUser{Tx: events.Tx{Ts: nowS - 2*hour, TxSig: kittest.Sig("nuser", 1), Slot: 1},
+		UserAuthority: wallet, User: account, Name: "Main"}
 	feed(t, s, encode(t, events.TopicNewUsers, user)...)
 	want := stats.Standing{Authority: wallet, Month: "2026-11", Volume: "150000000", MakerVolume: "0", TakerVolume: "150000000",
 		Pnl: "0", Rank: stats.Ranks{Volume: i64(1), Taker: i64(1)}}
@@ -82,13 +83,15 @@ func TestAttributionUnderConcurrency(t *testing.T) {
 		if i%(fills/accounts) == 0 && len(users) > 0 {
 			u := users[0]
 			users = users[1:]
-			msgs = append(msgs, encode(t, events.TopicNewUsers, &events.NewUser{Ts: nowS - 2*day, TxSig: kittest.Sig("nuser", u),
-				Slot: int64(u + 1), UserAuthority: wal(u), User: acct(u), Name: "Main"})...)
+			msgs = append(msgs, encode(t, events.TopicNewUsers, &events.NewUser{
+				Tx:            events.Tx{Ts: nowS - 2*day, TxSig: kittest.Sig("nuser", u), Slot: int64(u + 1)},
+				UserAuthority: wal(u), User: acct(u), Name: "Main"})...)
 		}
 	}
 	for _, u := range users {
-		msgs = append(msgs, encode(t, events.TopicNewUsers, &events.NewUser{Ts: nowS - 2*day, TxSig: kittest.Sig("nuser", u),
-			Slot: int64(u + 1), UserAuthority: wal(u), User: acct(u), Name: "Main"})...)
+		msgs = append(msgs, encode(t, events.TopicNewUsers, &events.NewUser{
+			Tx:            events.Tx{Ts: nowS - 2*day, TxSig: kittest.Sig("nuser", u), Slot: int64(u + 1)},
+			UserAuthority: wal(u), User: acct(u), Name: "Main"})...)
 	}
 	feed(t, s, msgs...)
 	for w, want := range taker {
@@ -107,7 +110,7 @@ func TestMonthRollsOver(t *testing.T) {
 	clock := time.Date(2026, 11, 1, 0, 0, 30, 0, time.UTC)
 	s := kittest.Up(t, kittest.Options{Now: clock}, service.Service())
 	wallet, account := kittest.Key(601), kittest.Key(602)
-	feed(t, s, encode(t, events.TopicNewUsers, &events.NewUser{Ts: clock.Unix() - day, TxSig: kittest.Sig("nuser", 1), Slot: 1,
+	feed(t, s, encode(t, events.TopicNewUsers, &events.NewUser{Tx: events.Tx{Ts: clock.Unix() - day, TxSig: kittest.Sig("nuser", 1), Slot: 1},
 		UserAuthority: wallet, User: account, Name: "Main"})...)
 	feed(t, s, encode(t, events.TopicFills,
 		fill(kittest.SOLPerp, kittest.At("2026-10-31T23:59:59Z"), 1, account, "", 1_000_000_000, 100*usd, 100*usd),

@@ -21,8 +21,9 @@ import (
 func TestNotificationsSeqOfAFreshReplica(t *testing.T) {
 	s := start(t, notifysvc.Service(notifysvc.Config{}))
 	wallet, account, idle := kittest.Key(40), kittest.Key(41), kittest.Key(42)
-	s.Ingest(t, kittest.Encode(t, events.TopicNewUsers, &events.NewUser{Ts: kittest.DefaultNow.Unix() - 86400,
-		TxSig: kittest.Sig("newus", 1), Slot: 1, UserAuthority: wallet, User: account, Name: "Main"})...)
+	s.Ingest(t, kittest.Encode(t, events.TopicNewUsers, &events.NewUser{
+		Tx:            events.Tx{Ts: kittest.DefaultNow.Unix() - 86400, TxSig: kittest.Sig("newus", 1), Slot: 1},
+		UserAuthority: wallet, User: account, Name: "Main"})...)
 	settle := func(id int) []events.Message {
 		return kittest.Encode(t, events.TopicSettlePnl, kittest.SettlePnl(kittest.SOLPerp, account, kittest.DefaultNow.Unix()-60+int64(id), id))
 	}

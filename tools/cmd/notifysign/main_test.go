@@ -33,7 +33,7 @@ func TestSignsForTheSimulatedWallets(t *testing.T) {
 	var users []events.Record
 	var delegated sim.Account
 	for i, a := range simulator.Accounts() {
-		users = append(users, &events.NewUser{Ts: kittest.DefaultNow.Unix() - 3600, TxSig: kittest.Sig("newus", i), Slot: int64(i + 1),
+		users = append(users, &events.NewUser{Tx: events.Tx{Ts: kittest.DefaultNow.Unix() - 3600, TxSig: kittest.Sig("newus", i), Slot: int64(i + 1)},
 			UserAuthority: a.Authority, User: a.User, SubAccountID: a.SubAccountID, Name: a.Name, Delegate: a.Delegate})
 		if a.Delegate != "" && delegated.User == "" {
 			delegated = a
