@@ -1,6 +1,6 @@
 // Package pg holds the Postgres plumbing every service shares: opening a pool, running a
-// service's embedded migrations into its own schema, and keeping partitions (monthly or daily) ahead
-// and old daily ones dropped.
+// service's embedded migrations into its own schema, naming the schema's tables (DB, Table), and
+// keeping partitions (monthly or daily) ahead and old daily ones dropped.
 package pg
 
 import (
