@@ -289,6 +289,18 @@ func (c *Consumer) startFetching(ctx context.Context, group *kafkago.ConsumerGro
 	return queues, free, wg.Wait
 }
 
+// brokerNames is offsets keyed by the brokers' topic names.
+func (c *Consumer) brokerNames(offsets map[string]map[int]int64) map[string]map[int]int64 {
+	if c.kc.TopicPrefix == "" {
+		return offsets
+	}
+	out := make(map[string]map[int]int64, len(offsets))
+	for t, parts := range offsets {
+		out[c.kc.Topic(t)] = parts
+	}
+	return out
+}
+
 // commitToKafka commits the offsets sent to it to the current generation, beside the next
 // batches. Positions come from Postgres, so these commits only show the group's progress to
 // Kafka's tools (lag exporters, kafka-consumer-groups). done closes the channel and waits for the
@@ -300,7 +312,7 @@ func (c *Consumer) commitToKafka() (commits chan<- map[string]map[int]int64, don
 		defer close(finished)
 		for offsets := range ch {
 			if gen := c.gen.Load(); gen != nil {
-				if err := gen.CommitOffsets(offsets); err != nil {
+				if err := gen.CommitOffsets(c.brokerNames(offsets)); err != nil {
 					c.logger.Debug("kafka commit failed; the offsets stored in Postgres stand", "err", err)
 				}
 			}

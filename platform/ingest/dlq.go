@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -62,7 +63,9 @@ func (c *Consumer) produceDLQ(ctx context.Context, dlq *kafkago.Writer, w *write
 	if len(w.dlq) == 0 {
 		return nil
 	}
-	if err := dlq.WriteMessages(ctx, w.dlq...); err != nil {
+	msgs := slices.Clone(w.dlq) // renamed for the brokers; w.dlq keeps the mesh's names for a retry
+	c.kc.Outgoing(msgs)
+	if err := dlq.WriteMessages(ctx, msgs...); err != nil {
 		return fmt.Errorf("produce %d messages to the DLQ: %w", len(w.dlq), err)
 	}
 	for i := range items {

@@ -60,7 +60,7 @@ func (c *Consumer) session(ctx context.Context, gen *kafkago.Generation, in chan
 	var parts []topicPartition
 	for topic, as := range gen.Assignments {
 		for _, a := range as {
-			parts = append(parts, topicPartition{topic, a.ID})
+			parts = append(parts, topicPartition{c.kc.Logical(topic), a.ID})
 		}
 	}
 	c.logger.Info("partitions assigned", "generation", gen.ID, "partitions", len(parts))
@@ -144,6 +144,7 @@ func (c *Consumer) fetchPartition(ctx context.Context, tp topicPartition, from p
 			continue
 		}
 		backoff = c.cfg.MinBackoff
+		m.Topic = tp.topic // the mesh's name, whatever the deployment's prefix
 		select {
 		case in <- fetched{msg: m, from: from}:
 		case <-ctx.Done():

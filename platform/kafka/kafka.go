@@ -31,13 +31,20 @@ type Config struct {
 	// deployment's Security settings.
 	TLS  *tls.Config
 	SASL sasl.Mechanism
+	// Naming gives the deployment's names of the mesh's topics and groups. Every method of Config
+	// takes the mesh's names; messages and assignments come back with the brokers' (Logical).
+	Naming
 }
 
-// NewWriter returns a synchronous writer for topic ("" = each message names its topic). Keys
+// NewWriter returns a synchronous writer for topic ("" = each message names its topic, by the
+// brokers' names: Naming.Outgoing renames the mesh's). Keys
 // hash to partitions so one key's messages stay ordered; every in-sync replica must acknowledge.
 // A writer with a ClientID owns its transport: call CloseIdleConnections on w.Transport after
 // Close to drop its connections at once instead of after the idle timeout.
 func (c Config) NewWriter(topic string) *kafkago.Writer {
+	if topic != "" {
+		topic = c.Topic(topic)
+	}
 	w := &kafkago.Writer{
 		Addr:                   kafkago.TCP(c.Brokers...),
 		Topic:                  topic,
@@ -64,8 +71,8 @@ func (c Config) transport() *kafkago.Transport {
 func (c Config) NewReader(group string, topics []string) *kafkago.Reader {
 	return kafkago.NewReader(kafkago.ReaderConfig{
 		Brokers:     c.Brokers,
-		GroupID:     group,
-		GroupTopics: topics,
+		GroupID:     c.Group(group),
+		GroupTopics: c.Topics(topics),
 		StartOffset: kafkago.FirstOffset,
 		MinBytes:    1,
 		// Kafka's own default per partition: one writer batch (kafka-go caps those at 1 MB), which
@@ -90,10 +97,10 @@ func (c Config) NewConsumerGroup(group string, topics []string, sessionTimeout t
 		sessionTimeout = 30 * time.Second
 	}
 	cg, err := kafkago.NewConsumerGroup(kafkago.ConsumerGroupConfig{
-		ID:                    group,
+		ID:                    c.Group(group),
 		Brokers:               c.Brokers,
 		Dialer:                c.dialer(),
-		Topics:                topics,
+		Topics:                c.Topics(topics),
 		StartOffset:           kafkago.FirstOffset,
 		SessionTimeout:        sessionTimeout,
 		HeartbeatInterval:     sessionTimeout / 10,
@@ -118,7 +125,7 @@ func (c Config) NewPartitionReader(topic string, partition, queue int) *kafkago.
 	}
 	return kafkago.NewReader(kafkago.ReaderConfig{
 		Brokers:   c.Brokers,
-		Topic:     topic,
+		Topic:     c.Topic(topic),
 		Partition: partition,
 		MinBytes:  1,
 		MaxBytes:  1 << 20,
@@ -141,11 +148,11 @@ func (c Config) dialer() *kafkago.Dialer {
 	}
 }
 
-// EndOffsets returns, for every partition of each topic, the offset the next message written to it
-// will have. A topic that does not exist is an error.
+// EndOffsets returns, for every partition of each topic (the mesh's names, and so are the map's
+// keys), the offset the next message written to it will have. A topic that does not exist is an error.
 func (c Config) EndOffsets(ctx context.Context, topics ...string) (map[string]map[int]int64, error) {
 	client := &kafkago.Client{Addr: kafkago.TCP(c.Brokers...), Timeout: 10 * time.Second, Transport: c.transport()}
-	meta, err := client.Metadata(ctx, &kafkago.MetadataRequest{Topics: topics})
+	meta, err := client.Metadata(ctx, &kafkago.MetadataRequest{Topics: c.Topics(topics)})
 	if err != nil {
 		return nil, fmt.Errorf("kafka: metadata of %v: %w", topics, err)
 	}
@@ -158,7 +165,7 @@ func (c Config) EndOffsets(ctx context.Context, topics ...string) (map[string]ma
 			req.Topics[t.Name] = append(req.Topics[t.Name], kafkago.LastOffsetOf(p.ID))
 		}
 	}
-	for _, t := range topics {
+	for _, t := range c.Topics(topics) {
 		if len(req.Topics[t]) == 0 {
 			return nil, fmt.Errorf("kafka: topic %s has no partitions", t)
 		}
@@ -168,7 +175,8 @@ func (c Config) EndOffsets(ctx context.Context, topics ...string) (map[string]ma
 		return nil, fmt.Errorf("kafka: end offsets of %v: %w", topics, err)
 	}
 	out := make(map[string]map[int]int64, len(topics))
-	for t, parts := range resp.Topics {
+	for physical, parts := range resp.Topics {
+		t := c.Logical(physical)
 		out[t] = make(map[int]int64, len(parts))
 		for _, p := range parts {
 			if p.Error != nil {
@@ -300,7 +308,11 @@ func EnsureTopics(ctx context.Context, brokers []string, partitions int, topics 
 // Producer writes events.Messages through a kafka-go writer, with the trace context of ctx in their
 // headers. It is what producers of protocol events (the simulator, tests) hand to code that only
 // knows events.Message.
-type Producer struct{ W *kafkago.Writer }
+type Producer struct {
+	W *kafkago.Writer
+	// Naming renames the messages' topics for the brokers (zero: as they are).
+	Naming Naming
+}
 
 // Write delivers msgs, returning once the writer has them acknowledged.
 func (p Producer) Write(ctx context.Context, msgs ...events.Message) error {
@@ -308,6 +320,7 @@ func (p Producer) Write(ctx context.Context, msgs ...events.Message) error {
 	for i, m := range msgs {
 		km[i] = ToKafka(ctx, m)
 	}
+	p.Naming.Outgoing(km)
 	if err := p.W.WriteMessages(ctx, km...); err != nil {
 		return fmt.Errorf("kafka: write %d messages: %w", len(msgs), err)
 	}

@@ -187,7 +187,7 @@ func Start(ctx context.Context, svc Service, rt Runtime, set Settings) (*Instanc
 	if len(svc.Publishes) > 0 {
 		w := rt.Kafka.NewWriter("")
 		inst.writer = w
-		inst.outbox, err = outbox.NewPublisher(set.Outbox, rt.Pool, inst.schema, w, inst.logger.With("component", "outbox"), reg)
+		inst.outbox, err = outbox.NewPublisher(set.Outbox, rt.Pool, inst.schema, kafka.Producer{W: w, Naming: rt.Kafka.Naming}, inst.logger.With("component", "outbox"), reg)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", svc.Name, err)
 		}

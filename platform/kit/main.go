@@ -36,6 +36,7 @@ type Configuration struct {
 	App      app.Config
 	Postgres pg.Config
 	Kafka    kafka.Security
+	Naming   kafka.Naming
 	Settings Settings
 }
 
@@ -48,13 +49,14 @@ func LoadConfiguration(env *app.Env, svc Service) (Configuration, error) {
 	c.App = appCfg
 	c.Postgres.RegisterEnv(env)
 	c.Kafka.RegisterEnv(env)
+	c.Naming.RegisterEnv(env)
 	c.Settings.Ingest.RegisterEnv(env)
 	c.Settings.Outbox.RegisterEnv(env)
 	c.Settings.Export.RegisterEnv(env)
 	if svc.Config != nil {
 		svc.Config.RegisterEnv(env)
 	}
-	errs := []error{appErr, env.Err(), c.Postgres.Validate(), c.Kafka.Validate(), c.Settings.Validate()}
+	errs := []error{appErr, env.Err(), c.Postgres.Validate(), c.Kafka.Validate(), c.Naming.Validate(), c.Settings.Validate()}
 	if svc.Config != nil {
 		errs = append(errs, svc.Config.Validate())
 	}
@@ -95,7 +97,7 @@ func Run(ctx context.Context, svc Service, env *app.Env) error {
 	}
 	defer tracing.Shutdown(context.WithoutCancel(ctx))
 	registry := telemetry.NewRegistry()
-	kc, err := kafka.Config{Brokers: cfg.App.KafkaBrokers, ClientID: svc.Name}.Connect(ctx, cfg.Kafka)
+	kc, err := kafka.Config{Brokers: cfg.App.KafkaBrokers, ClientID: svc.Name, Naming: cfg.Naming}.Connect(ctx, cfg.Kafka)
 	if err != nil {
 		return err
 	}

@@ -224,6 +224,7 @@ type Publisher struct {
 	schema string
 	table  string // quoted <schema>.outbox
 	w      *kafkago.Writer
+	naming kafka.Naming
 	logger *slog.Logger
 	wake   chan struct{}
 
@@ -231,9 +232,10 @@ type Publisher struct {
 	failures  prometheus.Counter
 }
 
-// NewPublisher returns a publisher of schema's outbox writing with w (whose Topic must be empty: each
-// row names its topic). The caller closes w after Run returns. Metrics go to reg when not nil.
-func NewPublisher(cfg Config, pool *pgxpool.Pool, schema string, w *kafkago.Writer, logger *slog.Logger, reg prometheus.Registerer) (*Publisher, error) {
+// NewPublisher returns a publisher of schema's outbox writing with out (whose writer's Topic must be
+// empty: each row names its topic, by the mesh's name, which out's Naming renames for the brokers).
+// The caller closes the writer after Run returns. Metrics go to reg when not nil.
+func NewPublisher(cfg Config, pool *pgxpool.Pool, schema string, out kafka.Producer, logger *slog.Logger, reg prometheus.Registerer) (*Publisher, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("outbox: %w", err)
@@ -246,7 +248,8 @@ func NewPublisher(cfg Config, pool *pgxpool.Pool, schema string, w *kafkago.Writ
 		pool:   pool,
 		schema: schema,
 		table:  pgx.Identifier{schema, "outbox"}.Sanitize(),
-		w:      w,
+		w:      out.W,
+		naming: out.Naming,
 		logger: logger.With("outbox", schema),
 		wake:   make(chan struct{}, 1),
 	}
@@ -360,6 +363,7 @@ func (p *Publisher) publishBatch(ctx context.Context) (int, error) {
 	if len(msgs) == 0 {
 		return 0, nil
 	}
+	p.naming.Outgoing(msgs)
 	if err := p.w.WriteMessages(ctx, msgs...); err != nil {
 		return 0, fmt.Errorf("write %d messages to kafka: %w", len(msgs), err)
 	}

@@ -88,9 +88,14 @@ func (e env) pending(tb testing.TB) int {
 
 // run starts a publisher and returns a function stopping it.
 func (e env) run(tb testing.TB, w *kafkago.Writer) (*outbox.Publisher, *prometheus.Registry, func()) {
+	return e.runNamed(tb, kafka.Producer{W: w})
+}
+
+// runNamed is run with out's naming of the topics.
+func (e env) runNamed(tb testing.TB, out kafka.Producer) (*outbox.Publisher, *prometheus.Registry, func()) {
 	tb.Helper()
 	reg := prometheus.NewRegistry()
-	p, err := outbox.NewPublisher(outbox.Config{MinBackoff: 20 * time.Millisecond, MaxBackoff: 100 * time.Millisecond}, e.pool, "svc", w, nil, reg)
+	p, err := outbox.NewPublisher(outbox.Config{MinBackoff: 20 * time.Millisecond, MaxBackoff: 100 * time.Millisecond}, e.pool, "svc", out, nil, reg)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -152,6 +157,24 @@ func waitEmpty(tb testing.TB, e env) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// TestPublishesUnderTheReleasePrefix: rows name the mesh's topic; a release with a topic prefix
+// publishes them to its own topic, whose readers see them in order.
+func TestPublishesUnderTheReleasePrefix(t *testing.T) {
+	e := newEnv(t)
+	naming := kafka.Naming{TopicPrefix: "staging."}
+	e.add(t, context.Background(), true, "1", "2", "3")
+	w := e.kc.NewWriter("")
+	defer w.Close()
+	e.runNamed(t, kafka.Producer{W: w, Naming: naming})
+	r := kafkago.NewReader(kafkago.ReaderConfig{Brokers: e.kc.Brokers, Topic: naming.Topic(topic), MaxWait: 50 * time.Millisecond})
+	t.Cleanup(func() { _ = r.Close() })
+	got := e.read(t, r, 3)
+	if v := values(got); !slices.Equal(v, []string{"1", "2", "3"}) || got[0].Topic != "staging."+topic {
+		t.Fatalf("read %v from %s", v, got[0].Topic)
+	}
+	waitEmpty(t, e)
 }
 
 func TestPublishesCommittedInOrder(t *testing.T) {

@@ -122,6 +122,7 @@ func TestSchemaRefusals(t *testing.T) {
 		{"a port", []string{"--set", "market.ports.internal=70000"}, "internal"},
 		{"a replica count as text", []string{"--set-string", "user.replicas=two"}, "replicas"},
 		{"a SASL mechanism Kafka clients lack", []string{"--set", "global.kafka.sasl.mechanism=GSSAPI"}, "mechanism"},
+		{"a topic prefix Kafka refuses", []string{"--set", "global.kafka.topicPrefix=prod/"}, "topicPrefix"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -164,7 +165,8 @@ func TestEveryVariableIsReachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	full := append(productionValues(t), "--set", "global.otlpEndpoint=http://collector:4318", "--set", "global.s3.publicURL=https://downloads.example.com",
-		"--set", "global.kafka.tls.clientCertificate=true,global.kafka.tls.serverName=kafka.internal")
+		"--set", "global.kafka.tls.clientCertificate=true,global.kafka.tls.serverName=kafka.internal",
+		"--set", "global.kafka.topicPrefix=prod.,global.kafka.groupPrefix=prod-")
 	for _, c := range comps {
 		t.Run(c.Name, func(t *testing.T) {
 			args := slices.Clone(full)

@@ -19,6 +19,8 @@ import (
 var Managed = map[string]string{
 	"TIDEMARK_PG_URL":                "`global.postgres`, or the deployable's `database`",
 	"TIDEMARK_KAFKA_BROKERS":         "`global.kafka.brokers`",
+	"TIDEMARK_KAFKA_TOPIC_PREFIX":    "`global.kafka.topicPrefix`",
+	"TIDEMARK_KAFKA_GROUP_PREFIX":    "`global.kafka.groupPrefix`",
 	"TIDEMARK_KAFKA_TLS":             "`global.kafka.tls.enabled`",
 	"TIDEMARK_KAFKA_TLS_CA_FILE":     "`global.kafka.tls.existingSecret` (its `ca.crt`, mounted)",
 	"TIDEMARK_KAFKA_TLS_CERT_FILE":   "`global.kafka.tls.clientCertificate` (`tls.crt` of the Secret, mounted)",

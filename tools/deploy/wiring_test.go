@@ -59,12 +59,14 @@ func TestWiringRunsForReal(t *testing.T) {
 	ns := "wiring"
 	c.namespace(t, ns)
 
-	// The topics a platform team provisions: every protocol topic with its DLQ, and the edge topics.
+	// The topics a platform team provisions for this release, under its prefix: every protocol topic
+	// with its DLQ, and the edge topics.
+	naming := kafka.Naming{TopicPrefix: "wiring.", GroupPrefix: "wiring-"}
 	var topics []string
 	for _, tp := range events.Topics() {
-		topics = append(topics, tp.Name)
+		topics = append(topics, naming.Topic(tp.Name))
 		if !tp.Edge() {
-			topics = append(topics, ingest.DLQTopic(tp.Name))
+			topics = append(topics, naming.Topic(ingest.DLQTopic(tp.Name)))
 		}
 	}
 	// Kafka as production runs it: TLS with the cluster's own CA, client certificates, a SCRAM user.
@@ -103,7 +105,7 @@ func TestWiringRunsForReal(t *testing.T) {
 		"global": map[string]any{
 			"image":    map[string]any{"tag": "wiring"},
 			"logLevel": "warn",
-			"kafka": map[string]any{"brokers": broker.Brokers(),
+			"kafka": map[string]any{"brokers": broker.Brokers(), "topicPrefix": naming.TopicPrefix, "groupPrefix": naming.GroupPrefix,
 				"tls":  map[string]any{"enabled": true, "existingSecret": "kafka-tls", "clientCertificate": true},
 				"sasl": map[string]any{"mechanism": kafka.SASLScramSHA512, "existingSecret": "kafka-user"}},
 			"postgres": map[string]any{"url": pgtest.NewDB(t, pgSrv)},
@@ -152,9 +154,11 @@ func TestWiringRunsForReal(t *testing.T) {
 	for i := range 24 {
 		recs = append(recs, kittest.FundingRate(kittest.SOLPerp, now-int64(24-i)*3600, i+1))
 	}
-	kw := broker.Config(t, "wiring-test", broker.Security).NewWriter("")
+	kc := broker.Config(t, "wiring-test", broker.Security)
+	kc.Naming = naming
+	kw := kc.NewWriter("")
 	defer kw.Close()
-	if err := (kafka.Producer{W: kw}).Write(ctx, kittest.Encode(t, events.TopicFundingRates, recs...)...); err != nil {
+	if err := (kafka.Producer{W: kw, Naming: naming}).Write(ctx, kittest.Encode(t, events.TopicFundingRates, recs...)...); err != nil {
 		t.Fatal(err)
 	}
 	market := w.procs["market"]
@@ -172,7 +176,7 @@ func TestWiringRunsForReal(t *testing.T) {
 	wallet, account := kittest.Key(2), kittest.Key(3)
 	newUser := &events.NewUser{Tx: events.Tx{Ts: now - 86400, TxSig: kittest.Sig("wiring", 1), Slot: 1_000}, UserAuthority: wallet,
 		User: account, Name: "Main Account"}
-	if err := (kafka.Producer{W: kw}).Write(ctx, kittest.Encode(t, events.TopicNewUsers, newUser)...); err != nil {
+	if err := (kafka.Producer{W: kw, Naming: naming}).Write(ctx, kittest.Encode(t, events.TopicNewUsers, newUser)...); err != nil {
 		t.Fatal(err)
 	}
 	authority := w.procs["authority"]

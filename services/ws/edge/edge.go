@@ -133,7 +133,7 @@ func (r *Reader) read(ctx context.Context, topic string, partition int, rd *kafk
 			}
 			return
 		}
-		msg := hub.Message{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset, Time: m.Time, Key: m.Key, Value: m.Value}
+		msg := hub.Message{Topic: topic, Partition: m.Partition, Offset: m.Offset, Time: m.Time, Key: m.Key, Value: m.Value}
 		msg.Channel, _ = kafka.Header(m, events.HeaderEdgeChannel)
 		if v, ok := kafka.Header(m, events.HeaderEdgeSeq); ok {
 			msg.Seq, _ = strconv.ParseInt(v, 10, 64) // a malformed one is 0: the hub rejects it

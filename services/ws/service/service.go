@@ -57,8 +57,9 @@ type Config struct {
 	// mesh.EdgeNotifications before the acknowledgement. Empty: such a subscription is acknowledged at 0.
 	NotifyURL string
 	Hub       hub.Config
-	// Kafka is how the edge reaches the brokers (TLS, SASL).
-	Kafka kafka.Security
+	// Kafka is how the edge reaches the brokers (TLS, SASL); Naming, the release's topic prefix.
+	Kafka  kafka.Security
+	Naming kafka.Naming
 }
 
 // upstreamVars are the variables of the upstreams' internal URLs, named by the registry.
@@ -74,6 +75,7 @@ func (c *Config) RegisterEnv(e *app.Env) {
 	c.StatsURL = e.String(stats, "")
 	c.NotifyURL = e.String(notify, "")
 	c.Kafka.RegisterEnv(e)
+	c.Naming.TopicPrefix = e.String("KAFKA_TOPIC_PREFIX", "") // the edge joins no group
 	c.Hub.QueueSize = e.Int("WS_QUEUE_SIZE", hub.DefaultQueueSize)
 	c.Hub.MaxSubscriptions = e.Int("WS_MAX_SUBSCRIPTIONS", hub.DefaultMaxSubscriptions)
 	c.Hub.MaxMessageBytes = e.Int("WS_MAX_MESSAGE_BYTES", hub.DefaultMaxMessageBytes)
@@ -88,7 +90,7 @@ func (c *Config) RegisterEnv(e *app.Env) {
 
 // Validate reports every value out of range, naming its variable.
 func (c Config) Validate() error {
-	errs := []error{c.Kafka.Validate()}
+	errs := []error{c.Kafka.Validate(), c.Naming.Validate()}
 	market, stats, notify := upstreamVars()
 	for _, u := range []struct{ name, v string }{{market, c.MarketURL}, {stats, c.StatsURL}, {notify, c.NotifyURL}} {
 		if u.v != "" && !strings.HasPrefix(u.v, "http://") && !strings.HasPrefix(u.v, "https://") {
@@ -323,7 +325,7 @@ func Run(ctx context.Context, env *app.Env) error {
 	defer tracing.Shutdown(context.WithoutCancel(ctx))
 	registry := telemetry.NewRegistry()
 	host, _ := os.Hostname()
-	kc, err := kafka.Config{Brokers: appCfg.KafkaBrokers, ClientID: Name + "-" + host}.Connect(ctx, cfg.Kafka)
+	kc, err := kafka.Config{Brokers: appCfg.KafkaBrokers, ClientID: Name + "-" + host, Naming: cfg.Naming}.Connect(ctx, cfg.Kafka)
 	if err != nil {
 		return err
 	}

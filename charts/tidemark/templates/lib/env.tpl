@@ -28,6 +28,14 @@ config otherwise, then extraEnv. The context is (dict "root" $ "c" component "al
 - name: TIDEMARK_KAFKA_BROKERS
   value: {{ join "," $g.kafka.brokers | quote }}
 {{- end }}
+{{- if and (has "TIDEMARK_KAFKA_TOPIC_PREFIX" $reads) $g.kafka.topicPrefix }}
+- name: TIDEMARK_KAFKA_TOPIC_PREFIX
+  value: {{ $g.kafka.topicPrefix | quote }}
+{{- end }}
+{{- if and (has "TIDEMARK_KAFKA_GROUP_PREFIX" $reads) $g.kafka.groupPrefix }}
+- name: TIDEMARK_KAFKA_GROUP_PREFIX
+  value: {{ $g.kafka.groupPrefix | quote }}
+{{- end }}
 {{- $ktls := $g.kafka.tls }}
 {{- if and (has "TIDEMARK_KAFKA_TLS" $reads) $ktls.enabled }}
 - name: TIDEMARK_KAFKA_TLS
