@@ -34,9 +34,10 @@ func TestMain(m *testing.M) {
 }
 
 var (
-	now = kittest.DefaultNow
-	key = kittest.Key
-	at  = kittest.At
+	now    = kittest.DefaultNow
+	key    = kittest.Key
+	at     = kittest.At
+	encode = kittest.Encode
 )
 
 // The wallets and accounts of the tests: wallet has two subaccounts, builder is a builder.
@@ -107,11 +108,6 @@ func start(t *testing.T, o options) *stack {
 		})
 	}
 	return &stack{Stack: s, runner: runner, files: files, clock: c, maxUnfinished: o.maxUnfinished}
-}
-
-func encode(t *testing.T, topic string, recs ...events.Record) []events.Message {
-	t.Helper()
-	return kittest.Encode(t, topic, recs...)
 }
 
 // newUser is the creation of subaccount sub of authority, account key account.

@@ -67,12 +67,8 @@ var (
 	swap          = kittest.Swap
 	deposit       = kittest.Deposit
 	at            = kittest.At
+	encode        = kittest.Encode
 )
-
-func encode(t *testing.T, topic string, recs ...events.Record) []events.Message {
-	t.Helper()
-	return kittest.Encode(t, topic, recs...)
-}
 
 func mustContain(t *testing.T, body, want string) {
 	t.Helper()

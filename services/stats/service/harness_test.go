@@ -20,10 +20,7 @@ func start(t *testing.T) *kittest.Stack {
 	return kittest.Up(t, kittest.Options{}, service.Service())
 }
 
-func encode(t *testing.T, topic string, recs ...events.Record) []events.Message {
-	t.Helper()
-	return kittest.Encode(t, topic, recs...)
-}
+var encode = kittest.Encode
 
 // raw serves GET path without the contract's check, for what the document does not describe.
 func raw(t *testing.T, s *kittest.Stack, path string) *httptest.ResponseRecorder {

@@ -21,10 +21,7 @@ func start(t *testing.T) *kittest.Stack {
 // taker and maker are the accounts of kittest.Fill's fills.
 var taker, maker = kittest.Key(2), kittest.Key(3)
 
-func encode(t *testing.T, topic string, recs ...events.Record) []events.Message {
-	t.Helper()
-	return kittest.Encode(t, topic, recs...)
-}
+var encode = kittest.Encode
 
 // list is a page of any list.
 type list struct {
