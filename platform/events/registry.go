@@ -297,3 +297,6 @@ func NewMessage(topic, key, eventType string, v any) (Message, error) {
 	}
 	return m, nil
 }
+
+// DLQTopic is where a consumer sends the messages of topic it cannot decode or store.
+func DLQTopic(topic string) string { return topic + ".dlq" }

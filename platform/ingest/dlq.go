@@ -21,8 +21,8 @@ const (
 	HeaderDLQOffset    = "dlq-offset"
 )
 
-// DLQTopic is where undecodable messages of topic go.
-func DLQTopic(topic string) string { return topic + ".dlq" }
+// DLQTopic is where undecodable messages of topic go (events.DLQTopic).
+func DLQTopic(topic string) string { return events.DLQTopic(topic) }
 
 // checkSchemaVersion refuses a message whose schema-version header names a major version this code
 // does not read (events.SchemaVersion); a message without the header is read as the current version.

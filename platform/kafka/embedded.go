@@ -19,6 +19,9 @@ type EmbeddedOptions struct {
 	Topics []string
 	// TLS, when set, is the listener's TLS configuration: clients must speak TLS.
 	TLS *tls.Config
+	// NoAutoCreate makes the broker refuse to create a topic on first use, as a production cluster
+	// with auto.create.topics.enable=false does.
+	NoAutoCreate bool
 	// Users, when any, turn SASL on: only they may connect (superusers: no ACL applies to them).
 	Users []EmbeddedUser
 }
@@ -48,13 +51,15 @@ func StartEmbedded(ctx context.Context, opts EmbeddedOptions) (*Embedded, error)
 	}
 	kopts := []kfake.Opt{
 		kfake.NumBrokers(1),
-		kfake.AllowAutoTopicCreation(),
 		kfake.DefaultNumPartitions(opts.Partitions),
 		// The default 6s minimum would reject short sessions that tests may use.
 		kfake.GroupMinSessionTimeout(0),
 	}
 	if opts.Port != 0 {
 		kopts = append(kopts, kfake.Ports(opts.Port))
+	}
+	if !opts.NoAutoCreate {
+		kopts = append(kopts, kfake.AllowAutoTopicCreation())
 	}
 	if opts.TLS != nil {
 		kopts = append(kopts, kfake.TLS(opts.TLS))

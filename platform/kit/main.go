@@ -17,14 +17,20 @@ import (
 
 // Main runs svc as the process' only service until SIGINT or SIGTERM, with its configuration from the
 // process environment. It exits 1 after printing the error that stopped it. Run with -version, it prints
-// the build's version and revision and exits.
+// the build's version and revision and exits; run as `<binary> topics`, it declares the mesh's topics
+// to the cluster (Topics) and exits.
 func Main(svc Service) {
 	if version.Handle(svc.Name, os.Args[1:], os.Stdout) {
 		return
 	}
-	app.TuneGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if len(os.Args) > 1 && os.Args[1] == TopicsCommand {
+		code := Topics(ctx, app.NewEnv(app.EnvPrefix), os.Args[2:], os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+	app.TuneGC()
 	if err := Run(ctx, svc, app.NewEnv(app.EnvPrefix)); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", svc.Name, err)
 		os.Exit(1)

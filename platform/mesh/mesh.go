@@ -12,8 +12,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/platform/kafka"
 )
 
 // Kind is what sort of deployable one is: it says how the dev stack runs it and what the chart
@@ -194,6 +196,40 @@ func Topics() []string {
 			if !slices.Contains(out, t) {
 				out = append(out, t)
 			}
+		}
+	}
+	return out
+}
+
+// TopicPlan is how the mesh's topics are declared to a cluster: partitions and replication factor
+// of every topic (a platform's choice), retention by what the topic is.
+type TopicPlan struct {
+	Partitions, ReplicationFactor int
+}
+
+// The retention of each sort of topic. The protocol topics are the history every service's schema
+// is built from (a new service, or one rebuilt, reads them from the start): they keep everything.
+// The edge topics carry live changes the edge reads from their end: a day covers any restart. Dead
+// letters wait for someone to look at them.
+const (
+	EdgeRetention = 24 * time.Hour
+	DLQRetention  = 30 * 24 * time.Hour
+)
+
+// TopicSpecs are every topic a deployable consumes or publishes, and the dead-letter topic of each
+// protocol topic consumed, as p declares them.
+func TopicSpecs(p TopicPlan) []kafka.TopicSpec {
+	var out []kafka.TopicSpec
+	for _, t := range Topics() {
+		tp, _ := events.TopicByName(t)
+		spec := kafka.TopicSpec{Name: t, Partitions: p.Partitions, ReplicationFactor: p.ReplicationFactor, Retention: kafka.Forever}
+		if tp.Edge() {
+			spec.Retention = EdgeRetention
+		}
+		out = append(out, spec)
+		if !tp.Edge() {
+			out = append(out, kafka.TopicSpec{Name: events.DLQTopic(t), Partitions: p.Partitions,
+				ReplicationFactor: p.ReplicationFactor, Retention: DLQRetention})
 		}
 	}
 	return out

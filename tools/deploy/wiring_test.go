@@ -31,7 +31,6 @@ import (
 
 	"github.com/tidemark/tidemark/operator/api/v1alpha1"
 	"github.com/tidemark/tidemark/platform/events"
-	"github.com/tidemark/tidemark/platform/ingest"
 	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/kafka/kafkatest"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
@@ -59,20 +58,12 @@ func TestWiringRunsForReal(t *testing.T) {
 	ns := "wiring"
 	c.namespace(t, ns)
 
-	// The topics a platform team provisions for this release, under its prefix: every protocol topic
-	// with its DLQ, and the edge topics.
+	// Kafka as production runs it: TLS with the cluster's own CA, client certificates, a SCRAM user,
+	// no topic created on first use. The platform team's Secrets hold the CA, the client's certificate
+	// and the user; the release's topics carry its prefix.
 	naming := kafka.Naming{TopicPrefix: "wiring.", GroupPrefix: "wiring-"}
-	var topics []string
-	for _, tp := range events.Topics() {
-		topics = append(topics, naming.Topic(tp.Name))
-		if !tp.Edge() {
-			topics = append(topics, naming.Topic(ingest.DLQTopic(tp.Name)))
-		}
-	}
-	// Kafka as production runs it: TLS with the cluster's own CA, client certificates, a SCRAM user.
-	// The platform team's Secrets hold the CA, the client's certificate and the user.
 	broker := kafkatest.Start(t, kafkatest.Options{ClientCerts: true, Mechanism: kafka.SASLScramSHA512,
-		User: "tidemark", Password: "wiring-secret", Partitions: 3, Topics: topics})
+		User: "tidemark", Password: "wiring-secret", NoAutoCreate: true})
 	external := map[string]map[string][]byte{
 		"kafka-tls": {"ca.crt": readFile(t, broker.Security.CAFile), "tls.crt": readFile(t, broker.Security.CertFile),
 			"tls.key": readFile(t, broker.Security.KeyFile)},
@@ -141,6 +132,10 @@ func TestWiringRunsForReal(t *testing.T) {
 	}
 
 	w := &wiring{t: t, ctx: ctx, ns: ns, objs: objs, external: external, layouts: layouts, dir: t.TempDir(), procs: map[string]*process{}}
+	// The topics, declared by the topics command of a service's image in its rendered environment.
+	if out, err := w.command("market", "topics", "-partitions", "3", "-replication", "1", "-strict"); err != nil || !strings.Contains(out, "created   wiring.protocol.fills\n") {
+		t.Fatalf("market topics: %v\n%s", err, out)
+	}
 	for _, cp := range comps {
 		w.start(cp.Name)
 	}
@@ -346,7 +341,17 @@ func (p *process) url(name string) string {
 	return "http://no-port-named-" + name
 }
 
-func (w *wiring) start(component string) {
+// prepared is a deployable's container made ready to run: its binary extracted from its image, its
+// command line and environment as the kubelet would give them.
+type prepared struct {
+	spec corev1.PodSpec
+	ctr  corev1.Container
+	bin  string
+	argv []string
+	env  []string
+}
+
+func (w *wiring) prepare(component string) prepared {
 	t := w.t
 	t.Helper()
 	d := deployment(t, w.objs, component)
@@ -379,7 +384,23 @@ func (w *wiring) start(component string) {
 	if err := images.ExtractFile(img, argv[0], bin); err != nil {
 		t.Fatal(err)
 	}
-	env := w.environment(component, spec, ctr)
+	return prepared{spec: spec, ctr: ctr, bin: bin, argv: argv, env: w.environment(component, spec, ctr)}
+}
+
+// command runs the component's binary with args instead of its own, in its environment, to the end.
+func (w *wiring) command(component string, args ...string) (string, error) {
+	c := w.prepare(component)
+	cmd := exec.CommandContext(w.ctx, c.bin, args...)
+	cmd.Env = c.env
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func (w *wiring) start(component string) {
+	t := w.t
+	t.Helper()
+	c := w.prepare(component)
+	spec, ctr, bin, argv, env := c.spec, c.ctr, c.bin, c.argv, c.env
 	p := &process{container: ctr, done: make(chan error, 1), grace: time.Duration(*spec.TerminationGracePeriodSeconds) * time.Second}
 	if spec.AutomountServiceAccountToken != nil && *spec.AutomountServiceAccountToken {
 		// Where a pod has its account's token mounted, the process has a kubeconfig with it.

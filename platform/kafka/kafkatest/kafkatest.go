@@ -115,6 +115,8 @@ type Options struct {
 	// Topics to create up front, and their partitions (0: 1).
 	Topics     []string
 	Partitions int
+	// NoAutoCreate: the broker creates no topic on first use, as production clusters run.
+	NoAutoCreate bool
 }
 
 // Broker is a started secured broker and what a client needs to reach it.
@@ -145,7 +147,7 @@ func Start(tb testing.TB, opts Options) *Broker {
 		server.ClientAuth, server.ClientCAs = tls.RequireAndVerifyClientCert, ca.Pool()
 		sec.CertFile, sec.KeyFile = ca.Issue(tb, dir, "tidemark-client")
 	}
-	eo := kafka.EmbeddedOptions{TLS: server, Topics: opts.Topics, Partitions: opts.Partitions}
+	eo := kafka.EmbeddedOptions{TLS: server, Topics: opts.Topics, Partitions: opts.Partitions, NoAutoCreate: opts.NoAutoCreate}
 	if opts.Mechanism != "" {
 		eo.Users = []kafka.EmbeddedUser{{Mechanism: opts.Mechanism, Name: opts.User, Password: opts.Password}}
 	}
