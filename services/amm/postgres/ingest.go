@@ -80,13 +80,7 @@ func (in *Ingest) write(ctx context.Context, tx pgx.Tx, states []amm.State) erro
 	if _, err := RawTable(in.schema).Insert(ctx, tx, raw); err != nil {
 		return fmt.Errorf("insert market states: %w", err)
 	}
-	ms := map[string]events.Market{}
-	for i := range states {
-		if _, ok := ms[states[i].Symbol]; !ok {
-			ms[states[i].Symbol] = states[i].Market()
-		}
-	}
-	if err := in.markets.Save(ctx, tx, ms); err != nil {
+	if err := in.markets.Save(ctx, tx, markets.Of(states, func(st amm.State) events.Market { return st.Market() })); err != nil {
 		return err
 	}
 	return in.fold(ctx, tx, states)
