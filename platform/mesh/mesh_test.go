@@ -76,3 +76,32 @@ func matches(r mesh.Route, path string) bool {
 	}
 	return strings.HasPrefix(path, r.Prefix)
 }
+
+// TestACLs: a deployable's Kafka user is given what its registry row says it does, and nothing for
+// what it does not: the edge reads without a group, the operator touches no topic.
+func TestACLs(t *testing.T) {
+	has := func(acls []mesh.ACL, resource, name, op string) bool {
+		return slices.ContainsFunc(acls, func(a mesh.ACL) bool {
+			return a.Resource == resource && a.Name == name && slices.Contains(a.Operations, op)
+		})
+	}
+	market, _ := mesh.Lookup("market")
+	for _, want := range []struct{ resource, name, op string }{
+		{"topic", events.TopicFills, "Read"}, {"group", "market", "Read"},
+		{"topic", events.DLQTopic(events.TopicFills), "Write"}, {"topic", events.TopicEdgeCandles, "Write"},
+	} {
+		if !has(market.ACLs(), want.resource, want.name, want.op) {
+			t.Errorf("market lacks %s on %s %s", want.op, want.resource, want.name)
+		}
+	}
+	if has(market.ACLs(), "topic", events.TopicOrders, "Read") || has(market.ACLs(), "topic", events.TopicFills, "Write") {
+		t.Error("market may read orders or write fills")
+	}
+	ws, _ := mesh.Lookup("ws")
+	if !has(ws.ACLs(), "topic", events.TopicEdgeCandles, "Read") || slices.ContainsFunc(ws.ACLs(), func(a mesh.ACL) bool { return a.Resource == "group" }) {
+		t.Errorf("ws: %+v", ws.ACLs())
+	}
+	if op, _ := mesh.Lookup("operator"); len(op.ACLs()) != 0 {
+		t.Errorf("the operator: %+v", op.ACLs())
+	}
+}

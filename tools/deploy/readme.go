@@ -5,10 +5,13 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"text/template"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/tidemark/tidemark/platform/mesh"
 )
 
 // ValueDoc is a documented key of values.yaml: a key whose comment starts with "# --" (helm-docs'
@@ -106,12 +109,13 @@ func readme(values []byte, comps []Component) ([]byte, error) {
 		"managedBy":  ManagedBy,
 		"isManaged":  func(name string) bool { return ManagedBy(name) != "" },
 		"joinRoutes": joinRoutes,
+		"acls":       aclSummary,
 	}).Parse(readmeTemplate)
 	if err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	err = t.Execute(&buf, map[string]any{"Values": docs, "Components": comps})
+	err = t.Execute(&buf, map[string]any{"Values": docs, "Components": comps, "Topics": topicRows(comps)})
 	return buf.Bytes(), err
 }
 
@@ -126,4 +130,65 @@ func joinRoutes(component string) string {
 		return "none"
 	}
 	return strings.Join(ps, ", ")
+}
+
+// topicRow is a row of the README's table of topics.
+type topicRow struct {
+	Name, Retention, ReadBy, WrittenBy string
+}
+
+// topicRows are the mesh's declared topics with who reads and who writes each.
+func topicRows(comps []Component) []topicRow {
+	var out []topicRow
+	for _, s := range mesh.TopicSpecs(mesh.TopicPlan{Partitions: 1, ReplicationFactor: 1}) {
+		r := topicRow{Name: s.Name, Retention: "forever"}
+		if s.Retention > 0 {
+			r.Retention = fmt.Sprintf("%dd", int(s.Retention.Hours()/24))
+		}
+		var readers, writers []string
+		for _, c := range comps {
+			for _, a := range c.ACLs() {
+				if a.Resource != "topic" || a.Name != s.Name {
+					continue
+				}
+				if slices.Contains(a.Operations, "Read") {
+					readers = append(readers, "`"+c.Name+"`")
+				}
+				if slices.Contains(a.Operations, "Write") {
+					writers = append(writers, "`"+c.Name+"`")
+				}
+			}
+		}
+		r.ReadBy, r.WrittenBy = listOr(readers, "(the team)"), listOr(writers, "the producers of protocol events")
+		out = append(out, r)
+	}
+	return out
+}
+
+func listOr(l []string, none string) string {
+	if len(l) == 0 {
+		return none
+	}
+	return strings.Join(l, ", ")
+}
+
+// aclSummary is c's ACLs grouped by resource and operations: "Read, Describe on topics `a`, `b`".
+func aclSummary(c Component) string {
+	var keys []string
+	names := map[string][]string{}
+	for _, a := range c.ACLs() {
+		k := strings.Join(a.Operations, ", ") + " on " + a.Resource + "s"
+		if _, ok := names[k]; !ok {
+			keys = append(keys, k)
+		}
+		names[k] = append(names[k], "`"+a.Name+"`")
+	}
+	if len(keys) == 0 {
+		return "none (no Kafka)"
+	}
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + " " + strings.Join(names[k], ", ")
+	}
+	return strings.Join(parts, "; ")
 }

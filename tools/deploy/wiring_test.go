@@ -20,6 +20,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -103,6 +104,7 @@ func TestWiringRunsForReal(t *testing.T) {
 			"s3": map[string]any{"endpoint": minioSrv.Endpoint, "bucket": bucket, "tls": false,
 				"accessKey": minioSrv.AccessKey, "secretKey": minioSrv.SecretKey},
 		},
+		"topics": map[string]any{"create": true, "partitions": 3, "replicationFactor": 1, "strict": true},
 	}
 	free := freePorts(t, 2*len(comps))
 	for i, cp := range comps {
@@ -132,9 +134,9 @@ func TestWiringRunsForReal(t *testing.T) {
 	}
 
 	w := &wiring{t: t, ctx: ctx, ns: ns, objs: objs, external: external, layouts: layouts, dir: t.TempDir(), procs: map[string]*process{}}
-	// The topics, declared by the topics command of a service's image in its rendered environment.
-	if out, err := w.command("market", "topics", "-partitions", "3", "-replication", "1", "-strict"); err != nil || !strings.Contains(out, "created   wiring.protocol.fills\n") {
-		t.Fatalf("market topics: %v\n%s", err, out)
+	// The topics, declared by the chart's topics hook, before anything starts (as Helm runs it).
+	if out, err := w.job("tidemark-topics"); err != nil || !strings.Contains(out, "created   wiring.protocol.fills\n") {
+		t.Fatalf("the topics hook: %v\n%s", err, out)
 	}
 	for _, cp := range comps {
 		w.start(cp.Name)
@@ -352,10 +354,14 @@ type prepared struct {
 }
 
 func (w *wiring) prepare(component string) prepared {
+	w.t.Helper()
+	return w.preparePod(component, deployment(w.t, w.objs, component).Spec.Template.Spec)
+}
+
+// preparePod makes the one container of a rendered pod spec ready to run, under name.
+func (w *wiring) preparePod(component string, spec corev1.PodSpec) prepared {
 	t := w.t
 	t.Helper()
-	d := deployment(t, w.objs, component)
-	spec := d.Spec.Template.Spec
 	if len(spec.Containers) != 1 {
 		t.Fatalf("%s has %d containers", component, len(spec.Containers))
 	}
@@ -387,10 +393,16 @@ func (w *wiring) prepare(component string) prepared {
 	return prepared{spec: spec, ctr: ctr, bin: bin, argv: argv, env: w.environment(component, spec, ctr)}
 }
 
-// command runs the component's binary with args instead of its own, in its environment, to the end.
-func (w *wiring) command(component string, args ...string) (string, error) {
-	c := w.prepare(component)
-	cmd := exec.CommandContext(w.ctx, c.bin, args...)
+// job runs the rendered Job's container to the end, as the kubelet would: its image's binary, its
+// args, its environment and mounted Secrets.
+func (w *wiring) job(name string) (string, error) {
+	w.t.Helper()
+	o := find(w.objs, "Job", name)
+	if o == nil {
+		w.t.Fatalf("no rendered Job %s", name)
+	}
+	c := w.preparePod(name, typed[batchv1.Job](w.t, o).Spec.Template.Spec)
+	cmd := exec.CommandContext(w.ctx, c.bin, c.argv[1:]...)
 	cmd.Env = c.env
 	out, err := cmd.CombinedOutput()
 	return string(out), err

@@ -24,52 +24,7 @@ config otherwise, then extraEnv. The context is (dict "root" $ "c" component "al
 - name: TIDEMARK_OTLP_ENDPOINT
   value: {{ $g.otlpEndpoint | quote }}
 {{- end }}
-{{- if has "TIDEMARK_KAFKA_BROKERS" $reads }}
-- name: TIDEMARK_KAFKA_BROKERS
-  value: {{ join "," $g.kafka.brokers | quote }}
-{{- end }}
-{{- if and (has "TIDEMARK_KAFKA_TOPIC_PREFIX" $reads) $g.kafka.topicPrefix }}
-- name: TIDEMARK_KAFKA_TOPIC_PREFIX
-  value: {{ $g.kafka.topicPrefix | quote }}
-{{- end }}
-{{- if and (has "TIDEMARK_KAFKA_GROUP_PREFIX" $reads) $g.kafka.groupPrefix }}
-- name: TIDEMARK_KAFKA_GROUP_PREFIX
-  value: {{ $g.kafka.groupPrefix | quote }}
-{{- end }}
-{{- $ktls := $g.kafka.tls }}
-{{- if and (has "TIDEMARK_KAFKA_TLS" $reads) $ktls.enabled }}
-- name: TIDEMARK_KAFKA_TLS
-  value: "true"
-{{- if $ktls.existingSecret }}
-- name: TIDEMARK_KAFKA_TLS_CA_FILE
-  value: {{ printf "%s/ca.crt" (include "tidemark.kafkaTLSPath" .) | quote }}
-{{- end }}
-{{- if $ktls.clientCertificate }}
-- name: TIDEMARK_KAFKA_TLS_CERT_FILE
-  value: {{ printf "%s/tls.crt" (include "tidemark.kafkaTLSPath" .) | quote }}
-- name: TIDEMARK_KAFKA_TLS_KEY_FILE
-  value: {{ printf "%s/tls.key" (include "tidemark.kafkaTLSPath" .) | quote }}
-{{- end }}
-{{- if $ktls.serverName }}
-- name: TIDEMARK_KAFKA_TLS_SERVER_NAME
-  value: {{ $ktls.serverName | quote }}
-{{- end }}
-{{- end }}
-{{- $sasl := $g.kafka.sasl }}
-{{- if and (has "TIDEMARK_KAFKA_SASL_MECHANISM" $reads) $sasl.mechanism }}
-- name: TIDEMARK_KAFKA_SASL_MECHANISM
-  value: {{ $sasl.mechanism | quote }}
-- name: TIDEMARK_KAFKA_SASL_USERNAME
-  valueFrom:
-    secretKeyRef:
-      name: {{ $sasl.existingSecret }}
-      key: {{ $sasl.usernameKey }}
-- name: TIDEMARK_KAFKA_SASL_PASSWORD
-  valueFrom:
-    secretKeyRef:
-      name: {{ $sasl.existingSecret }}
-      key: {{ $sasl.passwordKey }}
-{{- end }}
+{{- include "tidemark.lib.kafkaEnv" . }}
 {{- if has "TIDEMARK_PG_URL" $reads }}
 {{- $ref := include "tidemark.postgresRef" . | fromJson }}
 - name: TIDEMARK_PG_URL
@@ -166,4 +121,58 @@ parse numbers as floats: 1000000 would print 1e+06). */}}
 {{- else -}}
 {{- toString . -}}
 {{- end -}}
+{{- end -}}
+
+
+{{/* The Kafka variables of a deployable that reads them: brokers, prefixes, TLS (files of the mounted
+Secret) and SASL (keys of the team's Secret). The context is (dict "root" $ "c" component). */}}
+{{- define "tidemark.lib.kafkaEnv" -}}
+{{- $reads := .c.mesh.reads -}}
+{{- $g := .root.Values.global -}}
+{{- if has "TIDEMARK_KAFKA_BROKERS" $reads }}
+- name: TIDEMARK_KAFKA_BROKERS
+  value: {{ join "," $g.kafka.brokers | quote }}
+{{- end }}
+{{- if and (has "TIDEMARK_KAFKA_TOPIC_PREFIX" $reads) $g.kafka.topicPrefix }}
+- name: TIDEMARK_KAFKA_TOPIC_PREFIX
+  value: {{ $g.kafka.topicPrefix | quote }}
+{{- end }}
+{{- if and (has "TIDEMARK_KAFKA_GROUP_PREFIX" $reads) $g.kafka.groupPrefix }}
+- name: TIDEMARK_KAFKA_GROUP_PREFIX
+  value: {{ $g.kafka.groupPrefix | quote }}
+{{- end }}
+{{- $ktls := $g.kafka.tls }}
+{{- if and (has "TIDEMARK_KAFKA_TLS" $reads) $ktls.enabled }}
+- name: TIDEMARK_KAFKA_TLS
+  value: "true"
+{{- if $ktls.existingSecret }}
+- name: TIDEMARK_KAFKA_TLS_CA_FILE
+  value: {{ printf "%s/ca.crt" (include "tidemark.kafkaTLSPath" .) | quote }}
+{{- end }}
+{{- if $ktls.clientCertificate }}
+- name: TIDEMARK_KAFKA_TLS_CERT_FILE
+  value: {{ printf "%s/tls.crt" (include "tidemark.kafkaTLSPath" .) | quote }}
+- name: TIDEMARK_KAFKA_TLS_KEY_FILE
+  value: {{ printf "%s/tls.key" (include "tidemark.kafkaTLSPath" .) | quote }}
+{{- end }}
+{{- if $ktls.serverName }}
+- name: TIDEMARK_KAFKA_TLS_SERVER_NAME
+  value: {{ $ktls.serverName | quote }}
+{{- end }}
+{{- end }}
+{{- $sasl := $g.kafka.sasl }}
+{{- if and (has "TIDEMARK_KAFKA_SASL_MECHANISM" $reads) $sasl.mechanism }}
+- name: TIDEMARK_KAFKA_SASL_MECHANISM
+  value: {{ $sasl.mechanism | quote }}
+- name: TIDEMARK_KAFKA_SASL_USERNAME
+  valueFrom:
+    secretKeyRef:
+      name: {{ $sasl.existingSecret }}
+      key: {{ $sasl.usernameKey }}
+- name: TIDEMARK_KAFKA_SASL_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ $sasl.existingSecret }}
+      key: {{ $sasl.passwordKey }}
+{{- end }}
 {{- end -}}
