@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // EmbeddedOptions configure StartEmbedded.
@@ -22,14 +23,19 @@ type EmbeddedOptions struct {
 	// NoAutoCreate makes the broker refuse to create a topic on first use, as a production cluster
 	// with auto.create.topics.enable=false does.
 	NoAutoCreate bool
-	// Users, when any, turn SASL on: only they may connect (superusers: no ACL applies to them).
+	// Users, when any, turn SASL on: only they may connect.
 	Users []EmbeddedUser
+	// EnforceACLs: a user may do only what its ACLs grant (a superuser anything), as a cluster run
+	// with an authorizer.
+	EnforceACLs bool
 }
 
 // EmbeddedUser is a SASL user of the embedded broker. Mechanism is PLAIN, SCRAM-SHA-256 or
-// SCRAM-SHA-512 (SASLPlain...).
+// SCRAM-SHA-512 (SASLPlain...). A user with ACLs is held to them when the broker enforces ACLs;
+// one without is a superuser.
 type EmbeddedUser struct {
 	Mechanism, Name, Password string
+	ACLs                      []ACL
 }
 
 // Embedded is an in-process single-broker cluster speaking the real Kafka protocol, kept in
@@ -67,8 +73,19 @@ func StartEmbedded(ctx context.Context, opts EmbeddedOptions) (*Embedded, error)
 	if len(opts.Users) > 0 {
 		kopts = append(kopts, kfake.EnableSASL())
 		for _, u := range opts.Users {
-			kopts = append(kopts, kfake.Superuser(u.Mechanism, u.Name, u.Password))
+			if len(u.ACLs) == 0 {
+				kopts = append(kopts, kfake.Superuser(u.Mechanism, u.Name, u.Password))
+				continue
+			}
+			acls, err := fakeACLs(u.ACLs)
+			if err != nil {
+				return nil, fmt.Errorf("kafka: embedded broker user %s: %w", u.Name, err)
+			}
+			kopts = append(kopts, kfake.User(u.Mechanism, u.Name, u.Password, acls...))
 		}
+	}
+	if opts.EnforceACLs {
+		kopts = append(kopts, kfake.EnableACLs())
 	}
 	if len(opts.Topics) > 0 {
 		kopts = append(kopts, kfake.SeedTopics(int32(opts.Partitions), opts.Topics...))
@@ -94,4 +111,23 @@ func (e *Embedded) Close() {
 	if c != nil {
 		c.Close()
 	}
+}
+
+// fakeACLs are acls as the fake broker takes them: allowed, literal names, from any host.
+func fakeACLs(acls []ACL) ([]kfake.ACL, error) {
+	var out []kfake.ACL
+	for _, a := range acls {
+		rt, err := kmsg.ParseACLResourceType(a.Resource)
+		if err != nil {
+			return nil, err
+		}
+		for _, op := range a.Operations {
+			o, err := kmsg.ParseACLOperation(op)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, kfake.ACL{Resource: rt, Name: a.Name, Pattern: kmsg.ACLResourcePatternTypeLiteral, Operation: o, Allow: true})
+		}
+	}
+	return out, nil
 }

@@ -71,3 +71,22 @@ func (n Naming) Outgoing(msgs []kafkago.Message) {
 		}
 	}
 }
+
+// ACL is a permission a Kafka user needs: operations on a resource (a topic, a consumer group, the
+// cluster), named by the mesh (a release's prefixes go before them: Naming.Grant).
+type ACL struct {
+	Resource   string   // "topic", "group" or "cluster"
+	Name       string   // the mesh's name
+	Operations []string // Kafka's operation names: Read, Write, Describe, Create, DescribeConfigs
+}
+
+// Grant is acl with the release's name of its resource.
+func (n Naming) Grant(acl ACL) ACL {
+	switch acl.Resource {
+	case "topic":
+		acl.Name = n.Topic(acl.Name)
+	case "group":
+		acl.Name = n.Group(acl.Name)
+	}
+	return acl
+}

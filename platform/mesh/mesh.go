@@ -235,40 +235,32 @@ func TopicSpecs(p TopicPlan) []kafka.TopicSpec {
 	return out
 }
 
-// ACL is a permission a deployable's Kafka user needs: operations on a resource (a topic, a consumer
-// group, the cluster), named by the mesh (a release puts its prefixes before them).
-type ACL struct {
-	Resource   string // "topic", "group" or "cluster"
-	Name       string
-	Operations []string // Kafka's operation names: Read, Write, Describe, Create, DescribeConfigs
-}
-
 // ACLs are every permission d's Kafka user needs, and no more: a consumer reads and describes its
 // topics and reads its group (the service's name) and writes the DLQ of each topic it reads; a
 // publisher writes its topics; the edge reads the edge topics without a group.
-func (d Deployable) ACLs() []ACL {
-	var out []ACL
+func (d Deployable) ACLs() []kafka.ACL {
+	var out []kafka.ACL
 	for _, t := range d.Consumes {
-		out = append(out, ACL{Resource: "topic", Name: t, Operations: []string{"Read", "Describe"}})
+		out = append(out, kafka.ACL{Resource: "topic", Name: t, Operations: []string{"Read", "Describe"}})
 	}
 	if d.Kind == Service && len(d.Consumes) > 0 {
-		out = append(out, ACL{Resource: "group", Name: d.Name, Operations: []string{"Read", "Describe"}})
+		out = append(out, kafka.ACL{Resource: "group", Name: d.Name, Operations: []string{"Read", "Describe"}})
 		for _, t := range d.Consumes {
-			out = append(out, ACL{Resource: "topic", Name: events.DLQTopic(t), Operations: []string{"Write", "Describe"}})
+			out = append(out, kafka.ACL{Resource: "topic", Name: events.DLQTopic(t), Operations: []string{"Write", "Describe"}})
 		}
 	}
 	for _, t := range d.Publishes {
-		out = append(out, ACL{Resource: "topic", Name: t, Operations: []string{"Write", "Describe"}})
+		out = append(out, kafka.ACL{Resource: "topic", Name: t, Operations: []string{"Write", "Describe"}})
 	}
 	return out
 }
 
 // TopicsCommandACLs are what the user of the topics command needs: to see every declared topic and
 // its settings, and to create the missing ones.
-func TopicsCommandACLs(specs []kafka.TopicSpec) []ACL {
-	out := make([]ACL, 0, len(specs))
+func TopicsCommandACLs(specs []kafka.TopicSpec) []kafka.ACL {
+	out := make([]kafka.ACL, 0, len(specs))
 	for _, s := range specs {
-		out = append(out, ACL{Resource: "topic", Name: s.Name, Operations: []string{"Create", "Describe", "DescribeConfigs"}})
+		out = append(out, kafka.ACL{Resource: "topic", Name: s.Name, Operations: []string{"Create", "Describe", "DescribeConfigs"}})
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tidemark/tidemark/api"
 	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/mesh"
 )
 
@@ -80,8 +81,8 @@ func matches(r mesh.Route, path string) bool {
 // TestACLs: a deployable's Kafka user is given what its registry row says it does, and nothing for
 // what it does not: the edge reads without a group, the operator touches no topic.
 func TestACLs(t *testing.T) {
-	has := func(acls []mesh.ACL, resource, name, op string) bool {
-		return slices.ContainsFunc(acls, func(a mesh.ACL) bool {
+	has := func(acls []kafka.ACL, resource, name, op string) bool {
+		return slices.ContainsFunc(acls, func(a kafka.ACL) bool {
 			return a.Resource == resource && a.Name == name && slices.Contains(a.Operations, op)
 		})
 	}
@@ -98,7 +99,7 @@ func TestACLs(t *testing.T) {
 		t.Error("market may read orders or write fills")
 	}
 	ws, _ := mesh.Lookup("ws")
-	if !has(ws.ACLs(), "topic", events.TopicEdgeCandles, "Read") || slices.ContainsFunc(ws.ACLs(), func(a mesh.ACL) bool { return a.Resource == "group" }) {
+	if !has(ws.ACLs(), "topic", events.TopicEdgeCandles, "Read") || slices.ContainsFunc(ws.ACLs(), func(a kafka.ACL) bool { return a.Resource == "group" }) {
 		t.Errorf("ws: %+v", ws.ACLs())
 	}
 	if op, _ := mesh.Lookup("operator"); len(op.ACLs()) != 0 {

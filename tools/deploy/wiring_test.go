@@ -35,6 +35,7 @@ import (
 	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/kafka/kafkatest"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
+	"github.com/tidemark/tidemark/platform/mesh"
 	"github.com/tidemark/tidemark/platform/objstore"
 	"github.com/tidemark/tidemark/platform/pg/pgtest"
 	authorityapi "github.com/tidemark/tidemark/services/authority"
@@ -62,14 +63,27 @@ func TestWiringRunsForReal(t *testing.T) {
 	// Kafka as production runs it: TLS with the cluster's own CA, client certificates, a SCRAM user,
 	// no topic created on first use. The platform team's Secrets hold the CA, the client's certificate
 	// and the user; the release's topics carry its prefix.
+	// Each deployable has a user of its own, granted only the ACLs the chart's README lists for it;
+	// the release's user (the topics hook's, this test's) is the cluster's superuser.
 	naming := kafka.Naming{TopicPrefix: "wiring.", GroupPrefix: "wiring-"}
-	broker := kafkatest.Start(t, kafkatest.Options{ClientCerts: true, Mechanism: kafka.SASLScramSHA512,
-		User: "tidemark", Password: "wiring-secret", NoAutoCreate: true})
-	external := map[string]map[string][]byte{
-		"kafka-tls": {"ca.crt": readFile(t, broker.Security.CAFile), "tls.crt": readFile(t, broker.Security.CertFile),
-			"tls.key": readFile(t, broker.Security.KeyFile)},
-		"kafka-user": {"username": []byte(broker.Security.Username), "password": []byte(broker.Security.Password)},
+	external := map[string]map[string][]byte{}
+	var users []kafka.EmbeddedUser
+	for _, d := range mesh.Deployables() {
+		u := kafka.EmbeddedUser{Mechanism: kafka.SASLScramSHA512, Name: "tidemark-" + d.Name, Password: "secret-of-" + d.Name}
+		for _, a := range d.ACLs() {
+			u.ACLs = append(u.ACLs, naming.Grant(a))
+		}
+		if len(u.ACLs) == 0 {
+			continue // reads no Kafka
+		}
+		users = append(users, u)
+		external["kafka-user-"+d.Name] = map[string][]byte{"username": []byte(u.Name), "password": []byte(u.Password)}
 	}
+	broker := kafkatest.Start(t, kafkatest.Options{ClientCerts: true, Mechanism: kafka.SASLScramSHA512,
+		User: "tidemark", Password: "wiring-secret", NoAutoCreate: true, Users: users, EnforceACLs: true})
+	external["kafka-tls"] = map[string][]byte{"ca.crt": readFile(t, broker.Security.CAFile),
+		"tls.crt": readFile(t, broker.Security.CertFile), "tls.key": readFile(t, broker.Security.KeyFile)}
+	external["kafka-user"] = map[string][]byte{"username": []byte(broker.Security.Username), "password": []byte(broker.Security.Password)}
 	const bucket = "wiring-exports"
 	if _, err := objstore.NewS3(ctx, minioSrv.Config(bucket)); err != nil {
 		t.Fatal(err)
@@ -112,7 +126,7 @@ func TestWiringRunsForReal(t *testing.T) {
 		if cp.Service != nil {
 			ports["public"] = free[2*i+1]
 		}
-		values[cp.Name] = map[string]any{"ports": ports}
+		values[cp.Name] = map[string]any{"ports": ports, "kafkaUser": map[string]any{"existingSecret": "kafka-user-" + cp.Name}}
 	}
 	valuesFile := filepath.Join(t.TempDir(), "values.yaml")
 	b, err := yaml.Marshal(values)
@@ -166,6 +180,27 @@ func TestWiringRunsForReal(t *testing.T) {
 		code, body := get(market.url("http") + "/market/SOL-PERP/fundingRates?limit=100")
 		return code == 200 && json.Unmarshal([]byte(body), &page) == nil && len(page.Records) == len(recs)
 	})
+
+	// Least privilege holds: the market's user, which read its topics above, is refused a topic it
+	// does not read and a write to one it only reads.
+	marketSec := broker.Security
+	marketSec.Username, marketSec.Password = "tidemark-market", "secret-of-market"
+	mkc := broker.Config(t, "wiring-market-user", marketSec)
+	mkc.Naming = naming
+	// The broker hides a topic a user may not describe: the release's user sees it, the market's not.
+	if _, err := kc.EndOffsets(ctx, events.TopicOrders); err != nil {
+		t.Errorf("the release's user describing protocol.orders: %v", err)
+	}
+	if _, err := mkc.EndOffsets(ctx, events.TopicOrders); err == nil {
+		t.Error("the market's user may describe protocol.orders, which it does not read")
+	}
+	mw := mkc.NewWriter("")
+	mw.MaxAttempts = 1
+	err = (kafka.Producer{W: mw, Naming: naming}).Write(ctx, kittest.Encode(t, events.TopicFundingRates, recs[0])...)
+	mw.Close()
+	if err == nil || !strings.Contains(strings.ToLower(err.Error()), "authorization") {
+		t.Errorf("the market's user writing protocol.funding-rates, which it only reads: %v", err)
+	}
 
 	// The export, requested from the authority service's API: it creates the ExportJob through the
 	// Kubernetes API as its rendered ServiceAccount, and the operator runs it from the market's

@@ -130,7 +130,7 @@ pods; the generated page key is not in it, as it never changes). */}}
 Secret: it reads Kafka and the Secret is given; "" otherwise. A mechanism without its Secret fails. */}}
 {{- define "tidemark.kafkaTLSVolume" -}}
 {{- $k := .root.Values.global.kafka -}}
-{{- if and $k.sasl.mechanism (not $k.sasl.existingSecret) -}}
+{{- if and $k.sasl.mechanism (not $k.sasl.existingSecret) (or .topics (not .c.values.kafkaUser.existingSecret)) -}}
 {{- fail "global.kafka.sasl.mechanism needs global.kafka.sasl.existingSecret, the Secret with the user's name and password" -}}
 {{- end -}}
 {{- if and $k.tls.clientCertificate (not $k.tls.existingSecret) -}}

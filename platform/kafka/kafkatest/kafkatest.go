@@ -117,6 +117,10 @@ type Options struct {
 	Partitions int
 	// NoAutoCreate: the broker creates no topic on first use, as production clusters run.
 	NoAutoCreate bool
+	// Users are more SASL users (of Mechanism); EnforceACLs holds them to their ACLs (the one user
+	// of User stays a superuser).
+	Users       []kafka.EmbeddedUser
+	EnforceACLs bool
 }
 
 // Broker is a started secured broker and what a client needs to reach it.
@@ -147,9 +151,10 @@ func Start(tb testing.TB, opts Options) *Broker {
 		server.ClientAuth, server.ClientCAs = tls.RequireAndVerifyClientCert, ca.Pool()
 		sec.CertFile, sec.KeyFile = ca.Issue(tb, dir, "tidemark-client")
 	}
-	eo := kafka.EmbeddedOptions{TLS: server, Topics: opts.Topics, Partitions: opts.Partitions, NoAutoCreate: opts.NoAutoCreate}
+	eo := kafka.EmbeddedOptions{TLS: server, Topics: opts.Topics, Partitions: opts.Partitions, NoAutoCreate: opts.NoAutoCreate,
+		EnforceACLs: opts.EnforceACLs}
 	if opts.Mechanism != "" {
-		eo.Users = []kafka.EmbeddedUser{{Mechanism: opts.Mechanism, Name: opts.User, Password: opts.Password}}
+		eo.Users = append([]kafka.EmbeddedUser{{Mechanism: opts.Mechanism, Name: opts.User, Password: opts.Password}}, opts.Users...)
 	}
 	e, err := kafka.StartEmbedded(context.Background(), eo)
 	if err != nil {

@@ -161,18 +161,21 @@ Secret) and SASL (keys of the team's Secret). The context is (dict "root" $ "c" 
 {{- end }}
 {{- end }}
 {{- $sasl := $g.kafka.sasl }}
+{{- /* A deployable's own user where it has one; the topics hook's is the release's. */}}
+{{- $user := $sasl.existingSecret }}
+{{- if and (not .topics) .c.values.kafkaUser.existingSecret }}{{ $user = .c.values.kafkaUser.existingSecret }}{{ end }}
 {{- if and (has "TIDEMARK_KAFKA_SASL_MECHANISM" $reads) $sasl.mechanism }}
 - name: TIDEMARK_KAFKA_SASL_MECHANISM
   value: {{ $sasl.mechanism | quote }}
 - name: TIDEMARK_KAFKA_SASL_USERNAME
   valueFrom:
     secretKeyRef:
-      name: {{ $sasl.existingSecret }}
+      name: {{ $user }}
       key: {{ $sasl.usernameKey }}
 - name: TIDEMARK_KAFKA_SASL_PASSWORD
   valueFrom:
     secretKeyRef:
-      name: {{ $sasl.existingSecret }}
+      name: {{ $user }}
       key: {{ $sasl.passwordKey }}
 {{- end }}
 {{- end -}}
