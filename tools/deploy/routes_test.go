@@ -24,7 +24,7 @@ import (
 // the services started through the kit as the dev stack runs them.
 func TestIngressRoutesEveryDocumentedPath(t *testing.T) {
 	stack := kittest.Start(t, pgSrv, kittest.Options{}, routedServices()...)
-	objs := objects(t, render(t))
+	objs := objects(t, render(t, "--set", "ingress.enabled=true"))
 	var paths []ingressPath
 	for _, o := range kinds(objs, "Ingress") {
 		ing := typed[networkingv1.Ingress](t, o)

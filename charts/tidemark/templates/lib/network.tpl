@@ -49,6 +49,7 @@ spec:
     {{- if has "TIDEMARK_KAFKA_BROKERS" $reads }}{{ $rules = append $rules $np.egress.kafka }}{{ end }}
     {{- if has "TIDEMARK_PG_URL" $reads }}{{ $rules = append $rules $np.egress.postgres }}{{ end }}
     {{- if has "TIDEMARK_S3_ENDPOINT" $reads }}{{ $rules = append $rules $np.egress.s3 }}{{ end }}
+    {{- if and (has "TIDEMARK_OTLP_ENDPOINT" $reads) .root.Values.global.otlpEndpoint }}{{ $rules = append $rules $np.egress.otlp }}{{ end }}
     {{- if $v.serviceAccount.automountToken }}{{ $rules = append $rules $np.egress.kubernetesAPI }}{{ end }}
     {{- range $rules }}
     - ports:

@@ -171,6 +171,9 @@ spec:
 {{- define "tidemark.lib.hpa" -}}
 {{- $a := .c.values.autoscaling -}}
 {{- if $a.enabled }}
+{{- if gt (int $a.minReplicas) (int $a.maxReplicas) }}
+{{- fail (printf "%s.autoscaling: minReplicas %d is more than maxReplicas %d" .c.name (int $a.minReplicas) (int $a.maxReplicas)) }}
+{{- end }}
 ---
 apiVersion: autoscaling/v2
 kind: HorizontalPodAutoscaler
@@ -193,7 +196,8 @@ spec:
         target:
           type: Utilization
           averageUtilization: {{ int $a.targetCPUUtilizationPercentage }}
-    {{- if $a.consumerLag.enabled }}
+    {{- /* Lag exists only where a consumer group ingests: the edge reads without one and emits none. */}}
+    {{- if and $a.consumerLag.enabled (eq .c.mesh.kind "service") .c.mesh.consumes }}
     - type: External
       external:
         metric:
@@ -204,6 +208,15 @@ spec:
         target:
           type: AverageValue
           averageValue: {{ $a.consumerLag.averageValue | quote }}
+    {{- end }}
+    {{- if and $a.connections.enabled (eq .c.mesh.kind "edge") }}
+    - type: Pods
+      pods:
+        metric:
+          name: {{ $a.connections.metricName }}
+        target:
+          type: AverageValue
+          averageValue: {{ $a.connections.averageValue | quote }}
     {{- end }}
   {{- with $a.behavior }}
   behavior:
@@ -227,7 +240,8 @@ metadata:
   labels:
     {{- include "tidemark.componentLabels" . | nindent 4 }}
 spec:
-  maxUnavailable: {{ int $v.pdb.maxUnavailable }}
+  {{- /* A percentage stays a string: int of "50%" is 0, a budget that blocks every drain. */}}
+  maxUnavailable: {{ if kindIs "string" $v.pdb.maxUnavailable }}{{ $v.pdb.maxUnavailable | quote }}{{ else }}{{ int $v.pdb.maxUnavailable }}{{ end }}
   selector:
     matchLabels:
       {{- include "tidemark.selectorLabels" . | nindent 6 }}

@@ -1,0 +1,102 @@
+package deploy_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// TestChartDefectsOfARealInstall: what a platform team ran into on a real install, each rendered
+// as the cluster would get it.
+func TestChartDefectsOfARealInstall(t *testing.T) {
+	t.Run("a percentage budget stays a percentage", func(t *testing.T) {
+		objs := objects(t, render(t, "--set", "market.replicas=4", "--set-string", "market.pdb.maxUnavailable=50%"))
+		pdb := typed[policyv1.PodDisruptionBudget](t, find(objs, "PodDisruptionBudget", release+"-market"))
+		if pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.String() != "50%" {
+			t.Errorf("maxUnavailable %v, want 50%%", pdb.Spec.MaxUnavailable)
+		}
+		if _, err := helm(t, "template", release, chartDir(t), "--set", "market.pdb.maxUnavailable=0"); err == nil {
+			t.Error("a budget of 0, which blocks every drain, rendered")
+		}
+	})
+	t.Run("the edge scales on what it has", func(t *testing.T) {
+		objs := objects(t, render(t, append(productionValues(t), "--set", "ws.autoscaling.connections.enabled=true",
+			"--set", "market.autoscaling.consumerLag.enabled=true", "--set", "ws.autoscaling.consumerLag.enabled=true")...))
+		names := func(component string) []string {
+			h := typed[autoscalingv2.HorizontalPodAutoscaler](t, find(objs, "HorizontalPodAutoscaler", release+"-"+component))
+			var out []string
+			for _, m := range h.Spec.Metrics {
+				switch {
+				case m.External != nil:
+					out = append(out, "external "+m.External.Metric.Name)
+				case m.Pods != nil:
+					out = append(out, "pods "+m.Pods.Metric.Name)
+				case m.Resource != nil:
+					out = append(out, "resource "+string(m.Resource.Name))
+				}
+			}
+			return out
+		}
+		if got := names("ws"); !slices.Equal(got, []string{"resource cpu", "pods ws_connections"}) {
+			t.Errorf("ws scales on %v, want CPU and its connections (it emits no ingest lag)", got)
+		}
+		if got := names("market"); !slices.Contains(got, "external tidemark_ingest_lag") {
+			t.Errorf("market scales on %v, want its consumer lag too", got)
+		}
+	})
+	t.Run("more minimum than maximum replicas fails the render", func(t *testing.T) {
+		_, err := helm(t, "template", release, chartDir(t), "--set",
+			"market.autoscaling.enabled=true,market.autoscaling.minReplicas=5,market.autoscaling.maxReplicas=2")
+		if err == nil || !strings.Contains(err.Error(), "minReplicas 5 is more than maxReplicas 2") {
+			t.Errorf("minReplicas 5 over maxReplicas 2: %v", err)
+		}
+	})
+	t.Run("traces reach the collector through the NetworkPolicies", func(t *testing.T) {
+		objs := objects(t, render(t, productionValues(t)...))
+		np := typed[networkingv1.NetworkPolicy](t, find(objs, "NetworkPolicy", release+"-market"))
+		if !slices.ContainsFunc(np.Spec.Egress, func(r networkingv1.NetworkPolicyEgressRule) bool {
+			return slices.ContainsFunc(r.Ports, func(p networkingv1.NetworkPolicyPort) bool { return p.Port != nil && p.Port.IntValue() == 4318 })
+		}) {
+			t.Error("market's NetworkPolicy has no egress to the OTLP collector's port, with global.otlpEndpoint set")
+		}
+	})
+	t.Run("no Ingress unless asked for", func(t *testing.T) {
+		if ing := kinds(objects(t, render(t)), "Ingress"); len(ing) != 0 {
+			t.Errorf("the defaults render %d Ingress, catching the API's paths on every host", len(ing))
+		}
+	})
+	t.Run("the default image is the one make images tags", func(t *testing.T) {
+		var chart struct {
+			AppVersion  string `json:"appVersion"`
+			KubeVersion string `json:"kubeVersion"`
+		}
+		b, err := os.ReadFile(filepath.Join(chartDir(t), "Chart.yaml"))
+		if err != nil || yaml.Unmarshal(b, &chart) != nil {
+			t.Fatalf("Chart.yaml: %v", err)
+		}
+		image := deployment(t, objects(t, render(t)), "market").Spec.Template.Spec.Containers[0].Image
+		if image != "tidemark/market:"+chart.AppVersion {
+			t.Errorf("default image %s, want tidemark/market:%s", image, chart.AppVersion)
+		}
+		// make images stamps git's tags (v0.1.0), and the README builds and pushes that tag.
+		readme, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+		if err != nil || !strings.HasPrefix(chart.AppVersion, "v") || !strings.Contains(string(readme), "make images VERSION="+chart.AppVersion) {
+			t.Errorf("appVersion %s is not the tag the README's make images writes", chart.AppVersion)
+		}
+	})
+	t.Run("the cluster versions that honour preStop sleep", func(t *testing.T) {
+		if _, err := helm(t, "template", release, chartDir(t), "--kube-version", "1.29.9"); err == nil {
+			t.Error("rendered for Kubernetes 1.29, which drops the preStop sleep the pods rely on to drain")
+		}
+		if _, err := helm(t, "template", release, chartDir(t), "--kube-version", "1.30.0"); err != nil {
+			t.Errorf("Kubernetes 1.30: %v", err)
+		}
+	})
+}
