@@ -7,9 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
 
@@ -91,6 +93,17 @@ func TestChartDefectsOfARealInstall(t *testing.T) {
 			t.Errorf("appVersion %s is not the tag the README's make images writes", chart.AppVersion)
 		}
 	})
+	t.Run("names and the team's own objects, as charts let them be set", func(t *testing.T) {
+		objs := objects(t, render(t, "--set", "fullnameOverride=api", "--set", "nameOverride=trades",
+			"--set-json", `extraObjects=[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"{{ .Release.Name }}-extra"},"data":{"k":"v"}}]`))
+		d := deploymentNamed(t, objs, "api-market")
+		if d == nil || d.Labels["app.kubernetes.io/name"] != "trades" {
+			t.Errorf("with fullnameOverride=api and nameOverride=trades: no Deployment api-market named trades")
+		}
+		if find(objs, "ConfigMap", release+"-extra") == nil {
+			t.Error("extraObjects: no ConfigMap tidemark-extra (its name templated)")
+		}
+	})
 	t.Run("the cluster versions that honour preStop sleep", func(t *testing.T) {
 		if _, err := helm(t, "template", release, chartDir(t), "--kube-version", "1.29.9"); err == nil {
 			t.Error("rendered for Kubernetes 1.29, which drops the preStop sleep the pods rely on to drain")
@@ -99,4 +112,13 @@ func TestChartDefectsOfARealInstall(t *testing.T) {
 			t.Errorf("Kubernetes 1.30: %v", err)
 		}
 	})
+}
+
+// deploymentNamed is the Deployment named name, nil if none.
+func deploymentNamed(t *testing.T, objs []*unstructured.Unstructured, name string) *appsv1.Deployment {
+	o := find(objs, "Deployment", name)
+	if o == nil {
+		return nil
+	}
+	return typed[appsv1.Deployment](t, o)
 }

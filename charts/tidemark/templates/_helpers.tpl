@@ -1,14 +1,17 @@
 {{/* The chart's name, truncated for label values. */}}
 {{- define "tidemark.name" -}}
-{{- .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- .Values.nameOverride | default .Chart.Name | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
 {{/* The release's full name: the prefix of every object's name. */}}
 {{- define "tidemark.fullname" -}}
-{{- if contains .Chart.Name .Release.Name -}}
+{{- $name := include "tidemark.name" . -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 50 | trimSuffix "-" -}}
+{{- else if contains $name .Release.Name -}}
 {{- .Release.Name | trunc 50 | trimSuffix "-" -}}
 {{- else -}}
-{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 50 | trimSuffix "-" -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 50 | trimSuffix "-" -}}
 {{- end -}}
 {{- end -}}
 
