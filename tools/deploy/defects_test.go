@@ -103,6 +103,25 @@ func TestChartDefectsOfARealInstall(t *testing.T) {
 		if find(objs, "ConfigMap", release+"-extra") == nil {
 			t.Error("extraObjects: no ConfigMap tidemark-extra (its name templated)")
 		}
+		d = deployment(t, objects(t, render(t, "--set", "user.strategy.rollingUpdate.maxSurge=2,user.strategy.rollingUpdate.maxUnavailable=0")), "user")
+		if ru := d.Spec.Strategy.RollingUpdate; ru == nil || ru.MaxSurge.IntValue() != 2 || ru.MaxUnavailable.IntValue() != 0 || ru.MaxUnavailable.String() != "0" {
+			t.Errorf("user's strategy %+v, want a rolling update of surge 2, none unavailable", d.Spec.Strategy)
+		}
+	})
+	t.Run("GitOps renders the same objects twice with the team's page key", func(t *testing.T) {
+		// Without a Secret of the team's, two renders differ (a new random key each time), which is
+		// why the README sends GitOps users to existingSecret; with one, they are the same.
+		if render(t) == render(t) {
+			t.Error("two renders with a chart-made page key are the same: the README's GitOps advice is stale")
+		}
+		args := []string{"--set", "global.pageKey.existingSecret=tidemark-page-key"}
+		first, second := render(t, args...), render(t, args...)
+		if first != second {
+			t.Errorf("two renders with global.pageKey.existingSecret differ at: %s", firstDiff(first, second))
+		}
+		if find(objects(t, first), "Secret", release+"-page-key") != nil {
+			t.Error("a page key Secret rendered beside the team's")
+		}
 	})
 	t.Run("the cluster versions that honour preStop sleep", func(t *testing.T) {
 		if _, err := helm(t, "template", release, chartDir(t), "--kube-version", "1.29.9"); err == nil {

@@ -16,6 +16,10 @@ spec:
   replicas: {{ int $v.replicas }}
   {{- end }}
   revisionHistoryLimit: 5
+  {{- with $v.strategy }}
+  strategy:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
   selector:
     matchLabels:
       {{- include "tidemark.selectorLabels" . | nindent 6 }}
