@@ -123,6 +123,24 @@ func TestChartDefectsOfARealInstall(t *testing.T) {
 			t.Error("a page key Secret rendered beside the team's")
 		}
 	})
+	t.Run("init containers, sidecars and scrape relabelings", func(t *testing.T) {
+		objs := objects(t, render(t, append(productionValues(t),
+			"--set-json", `market.initContainers=[{"name":"wait","image":"busybox:1.37"}]`,
+			"--set-json", `market.sidecars=[{"name":"proxy","image":"envoy:v1"}]`,
+			"--set-json", `serviceMonitor.relabelings=[{"targetLabel":"cluster","replacement":"eu-1"}]`,
+			"--set-json", `serviceMonitor.metricRelabelings=[{"sourceLabels":["__name__"],"regex":"go_gc_.*","action":"drop"}]`)...))
+		pod := deployment(t, objs, "market").Spec.Template.Spec
+		if len(pod.InitContainers) != 1 || pod.InitContainers[0].Name != "wait" || len(pod.Containers) != 2 ||
+			pod.Containers[0].Name != "market" || pod.Containers[1].Name != "proxy" {
+			t.Errorf("market's pod: init %v, containers %v", pod.InitContainers, pod.Containers)
+		}
+		sm := find(objs, "ServiceMonitor", release+"-market")
+		eps, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
+		ep, _ := eps[0].(map[string]any)
+		if ep["relabelings"] == nil || ep["metricRelabelings"] == nil {
+			t.Errorf("the ServiceMonitor's endpoint %v lacks the relabelings", ep)
+		}
+	})
 	t.Run("the cluster versions that honour preStop sleep", func(t *testing.T) {
 		if _, err := helm(t, "template", release, chartDir(t), "--kube-version", "1.29.9"); err == nil {
 			t.Error("rendered for Kubernetes 1.29, which drops the preStop sleep the pods rely on to drain")

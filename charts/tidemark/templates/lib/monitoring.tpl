@@ -30,5 +30,13 @@ spec:
       {{- with $sm.scrapeTimeout }}
       scrapeTimeout: {{ . }}
       {{- end }}
+      {{- with $sm.relabelings }}
+      relabelings:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $sm.metricRelabelings }}
+      metricRelabelings:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
 {{- end }}
 {{- end -}}
