@@ -6,12 +6,9 @@ package kafka
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"maps"
-	"net"
 	"slices"
-	"strconv"
 	"time"
 
 	kafkago "github.com/segmentio/kafka-go"
@@ -256,53 +253,18 @@ func (c headerCarrier) Keys() []string {
 }
 
 // EnsureTopics creates the topics that do not exist yet, with partitions partitions and a
-// replication factor of min(3, number of brokers). Existing topics are left as they are.
+// replication factor of min(3, number of brokers), for the dev stack and tests; a deployment
+// declares its topics with EnsureTopicSpecs. Existing topics are left as they are.
 func EnsureTopics(ctx context.Context, brokers []string, partitions int, topics ...string) error {
-	if len(topics) == 0 {
-		return nil
-	}
 	if partitions <= 0 {
 		return fmt.Errorf("kafka: ensure topics: partitions must be positive, got %d", partitions)
 	}
-	d := &kafkago.Dialer{Timeout: 10 * time.Second, DualStack: true}
-	var conn *kafkago.Conn
-	var err error
-	for _, b := range brokers {
-		if conn, err = d.DialContext(ctx, "tcp", b); err == nil {
-			break
-		}
-	}
-	if conn == nil {
-		return fmt.Errorf("kafka: ensure topics: dial %v: %w", brokers, errors.Join(err, errors.New("no broker reachable")))
-	}
-	defer conn.Close()
-	all, err := conn.Brokers()
-	if err != nil {
-		return fmt.Errorf("kafka: ensure topics: list brokers: %w", err)
-	}
-	ctrl, err := conn.Controller()
-	if err != nil {
-		return fmt.Errorf("kafka: ensure topics: find controller: %w", err)
-	}
-	cc, err := d.DialContext(ctx, "tcp", net.JoinHostPort(ctrl.Host, strconv.Itoa(ctrl.Port)))
-	if err != nil {
-		return fmt.Errorf("kafka: ensure topics: dial controller: %w", err)
-	}
-	defer cc.Close()
-	if dl, ok := ctx.Deadline(); ok {
-		_ = cc.SetDeadline(dl)
-	}
-	replicas := min(3, len(all))
-	cfgs := make([]kafkago.TopicConfig, len(topics))
+	specs := make([]TopicSpec, len(topics))
 	for i, t := range topics {
-		cfgs[i] = kafkago.TopicConfig{Topic: t, NumPartitions: partitions, ReplicationFactor: replicas}
+		specs[i] = TopicSpec{Name: t, Partitions: partitions}
 	}
-	// kafka-go already ignores TopicAlreadyExists per topic; the check is for brokers that
-	// report it as the request's error.
-	if err := cc.CreateTopics(cfgs...); err != nil && !errors.Is(err, kafkago.TopicAlreadyExists) {
-		return fmt.Errorf("kafka: create topics %v: %w", topics, err)
-	}
-	return nil
+	_, err := Config{Brokers: brokers}.EnsureTopicSpecs(ctx, specs, false)
+	return err
 }
 
 // Producer writes events.Messages through a kafka-go writer, with the trace context of ctx in their

@@ -78,8 +78,7 @@ func (s Security) Validate() error {
 				app.EnvPrefix, s.Mechanism, app.EnvPrefix, app.EnvPrefix))
 		}
 	default:
-		errs = append(errs, fmt.Errorf("%sKAFKA_SASL_MECHANISM %q must be one of %s, %s, %s", app.EnvPrefix, s.Mechanism,
-			SASLPlain, SASLScramSHA256, SASLScramSHA512))
+		errs = append(errs, unknownMechanism(s.Mechanism))
 	}
 	return errors.Join(errs...)
 }
@@ -134,8 +133,11 @@ func (s Security) SASL() (sasl.Mechanism, error) {
 		}
 		return m, nil
 	}
-	return nil, fmt.Errorf("%sKAFKA_SASL_MECHANISM %q must be one of %s, %s, %s", app.EnvPrefix, s.Mechanism,
-		SASLPlain, SASLScramSHA256, SASLScramSHA512)
+	return nil, unknownMechanism(s.Mechanism)
+}
+
+func unknownMechanism(m string) error {
+	return fmt.Errorf("%sKAFKA_SASL_MECHANISM %q must be one of %s, %s, %s", app.EnvPrefix, m, SASLPlain, SASLScramSHA256, SASLScramSHA512)
 }
 
 // Secure returns c connecting as s says: its TLS configuration and SASL mechanism built, the files

@@ -14,8 +14,10 @@ import (
 // TopicSpec is a topic as the mesh declares it: its name (the mesh's), partitions, replication
 // factor and retention.
 type TopicSpec struct {
-	Name              string
-	Partitions        int
+	Name       string
+	Partitions int
+	// ReplicationFactor 0 is min(3, the cluster's brokers) for a topic created, and no check of an
+	// existing one.
 	ReplicationFactor int
 	// Retention is the topic's retention.ms; 0 leaves the broker's default, Forever keeps every
 	// message.
@@ -99,6 +101,9 @@ func (c Config) EnsureTopicSpecs(ctx context.Context, specs []TopicSpec, dryRun 
 		t, ok := existing[name]
 		if !ok {
 			tc := kafkago.TopicConfig{Topic: name, NumPartitions: s.Partitions, ReplicationFactor: s.ReplicationFactor}
+			if tc.ReplicationFactor == 0 {
+				tc.ReplicationFactor = min(3, len(meta.Brokers))
+			}
 			if s.Retention != 0 {
 				tc.ConfigEntries = []kafkago.ConfigEntry{{ConfigName: retentionConfig, ConfigValue: retentionMs(s.Retention)}}
 			}
@@ -162,7 +167,7 @@ func differences(s TopicSpec, t kafkago.Topic, retention string) []string {
 	if len(t.Partitions) != s.Partitions {
 		what = append(what, fmt.Sprintf("partitions %d, declared %d", len(t.Partitions), s.Partitions))
 	}
-	if len(t.Partitions) > 0 && len(t.Partitions[0].Replicas) != s.ReplicationFactor {
+	if s.ReplicationFactor > 0 && len(t.Partitions) > 0 && len(t.Partitions[0].Replicas) != s.ReplicationFactor {
 		what = append(what, fmt.Sprintf("replication factor %d, declared %d", len(t.Partitions[0].Replicas), s.ReplicationFactor))
 	}
 	if want := retentionMs(s.Retention); s.Retention != 0 && retention != want {
