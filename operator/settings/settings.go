@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 
 	"github.com/tidemark/tidemark/operator/api/v1alpha1"
 	"github.com/tidemark/tidemark/operator/export"
@@ -28,7 +27,8 @@ type Settings struct {
 	// Sources are the services' internal base URLs by file type (TIDEMARK_EXPORT_SOURCES,
 	// fileType=url pairs).
 	Sources map[v1alpha1.FileType]string
-	// S3 is the export bucket (TIDEMARK_S3_*, see objstore.S3ConfigFromEnv).
+	// S3 is the export bucket (TIDEMARK_S3_* and the cloud's credential variables, see
+	// objstore.S3Config.RegisterEnv).
 	S3 objstore.S3Config
 }
 
@@ -43,12 +43,8 @@ func Load(env *app.Env) (Settings, error) {
 	}
 	sources, serr := export.ParseEndpoints(env.String("EXPORT_SOURCES", ""))
 	s.Sources = sources
-	// Read through env so that each S3 variable is listed with the others.
-	s3, s3err := objstore.S3ConfigFromEnv(env.Prefix+"S3", func(name string) string {
-		return env.String(strings.TrimPrefix(name, env.Prefix), "")
-	})
-	s.S3 = s3
-	if err := errors.Join(env.Err(), serr, s3err); err != nil {
+	s.S3.RegisterEnv(env)
+	if err := errors.Join(env.Err(), serr); err != nil {
 		return s, fmt.Errorf("configuration: %w", err)
 	}
 	return s, nil

@@ -9,13 +9,13 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/minio/minio-go/v7"
-	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/minio/minio-go/v7/pkg/s3utils"
+
+	"github.com/tidemark/tidemark/platform/app"
 )
 
 // Part sizes of the S3 store's multipart uploads.
@@ -42,8 +42,12 @@ type S3Config struct {
 	Bucket string
 	// Region is the bucket's region; empty means us-east-1.
 	Region string
-	// AccessKey and SecretKey are static credentials.
+	// AccessKey and SecretKey are static credentials. Both empty means the credential chain of
+	// the cloud's SDKs instead: WebIdentity when it has a token file, else the environment, the
+	// container's or the instance's credentials (see Credentials).
 	AccessKey, SecretKey string
+	// WebIdentity is a role assumed with the pod's service account token.
+	WebIdentity WebIdentity
 	// UseTLS selects https for Endpoint.
 	UseTLS bool
 	// PartSize is the size of each uploaded part; each Put holds two parts in memory. Zero means
@@ -59,35 +63,32 @@ type S3Config struct {
 	CreateBucket bool
 }
 
-// S3ConfigFromEnv reads the config from prefix_ENDPOINT, _BUCKET, _REGION, _ACCESS_KEY, _SECRET_KEY,
-// _TLS (a boolean), _PART_SIZE (bytes) and _PUBLIC_URL, e.g. with prefix "TIDEMARK_S3". Unset
-// variables leave the zero value (a default where there is one); CreateBucket stays false. The
-// result is not validated: NewS3 does that.
-func S3ConfigFromEnv(prefix string, getenv func(string) string) (S3Config, error) {
-	env := func(name string) string { return strings.TrimSpace(getenv(prefix + "_" + name)) }
-	c := S3Config{
-		Endpoint:  env("ENDPOINT"),
-		Bucket:    env("BUCKET"),
-		Region:    env("REGION"),
-		AccessKey: env("ACCESS_KEY"),
-		SecretKey: env("SECRET_KEY"),
-		PublicURL: env("PUBLIC_URL"),
+// RegisterEnv reads the config from TIDEMARK_S3_ENDPOINT, _BUCKET, _REGION, _ACCESS_KEY,
+// _SECRET_KEY, _TLS, _PART_SIZE (bytes), _PUBLIC_URL, _STS_ENDPOINT and _SESSION_DURATION (with
+// e's prefix), and the web identity from the variables the cloud's SDKs read, which EKS's pod
+// identity webhook sets: AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN, and AWS_ENDPOINT_URL_STS
+// when _STS_ENDPOINT is empty. (Sessions are named by minio-go, one name per renewal:
+// AWS_ROLE_SESSION_NAME is not read.) CreateBucket stays as it is. The result is
+// not validated: NewS3 does that.
+func (c *S3Config) RegisterEnv(e *app.Env) {
+	c.Endpoint = e.String("S3_ENDPOINT", c.Endpoint)
+	c.Bucket = e.String("S3_BUCKET", c.Bucket)
+	c.Region = e.String("S3_REGION", c.Region)
+	c.AccessKey = e.String("S3_ACCESS_KEY", c.AccessKey)
+	c.SecretKey = e.String("S3_SECRET_KEY", c.SecretKey)
+	c.UseTLS = e.Bool("S3_TLS", c.UseTLS)
+	c.PartSize = int64(e.Int("S3_PART_SIZE", int(c.PartSize)))
+	c.PublicURL = e.String("S3_PUBLIC_URL", c.PublicURL)
+	c.WebIdentity.STSEndpoint = e.String("S3_STS_ENDPOINT", c.WebIdentity.STSEndpoint)
+	c.WebIdentity.Duration = e.Duration("S3_SESSION_DURATION", c.WebIdentity.Duration)
+	// The SDKs' own names, unprefixed: whatever injects them (a webhook, the chart) needs no
+	// translation, and they are not listed among the deployable's variables.
+	aws := &app.Env{Lookup: e.Lookup}
+	c.WebIdentity.TokenFile = aws.String("AWS_WEB_IDENTITY_TOKEN_FILE", c.WebIdentity.TokenFile)
+	c.WebIdentity.RoleARN = aws.String("AWS_ROLE_ARN", c.WebIdentity.RoleARN)
+	if c.WebIdentity.STSEndpoint == "" {
+		c.WebIdentity.STSEndpoint = aws.String("AWS_ENDPOINT_URL_STS", "")
 	}
-	if v := env("TLS"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return S3Config{}, fmt.Errorf("objstore: %s_TLS: %w", prefix, err)
-		}
-		c.UseTLS = b
-	}
-	if v := env("PART_SIZE"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return S3Config{}, fmt.Errorf("objstore: %s_PART_SIZE: %w", prefix, err)
-		}
-		c.PartSize = n
-	}
-	return c, nil
 }
 
 // Validate reports the first problem with the config.
@@ -97,8 +98,8 @@ func (c S3Config) Validate() error {
 		return errors.New("objstore: S3 endpoint is empty")
 	case strings.Contains(c.Endpoint, "/"):
 		return fmt.Errorf("objstore: S3 endpoint %q: want host:port without scheme or path (set UseTLS for https)", c.Endpoint)
-	case c.AccessKey == "" || c.SecretKey == "":
-		return errors.New("objstore: S3 access key or secret key is empty")
+	case (c.AccessKey == "") != (c.SecretKey == ""):
+		return errors.New("objstore: S3 access key or secret key is empty: give both, or neither for the credential chain")
 	case c.PartSize != 0 && (c.PartSize < MinPartSize || c.PartSize > MaxPartSize):
 		return fmt.Errorf("objstore: S3 part size %d outside [%d, %d]", c.PartSize, MinPartSize, MaxPartSize)
 	}
@@ -110,7 +111,7 @@ func (c S3Config) Validate() error {
 			return err
 		}
 	}
-	return nil
+	return c.WebIdentity.validate()
 }
 
 func parsePublicURL(s string) (host string, secure bool, err error) {
@@ -128,14 +129,20 @@ func parsePublicURL(s string) (host string, secure bool, err error) {
 type S3 struct {
 	client   *minio.Client
 	presign  *minio.Client // client itself unless PublicURL is set
+	creds    *Credentials
 	bucket   string
 	partSize uint64
 }
 
 var _ Store = (*S3)(nil)
 
-// NewS3 connects to the service and checks that the bucket exists (creating it when
-// cfg.CreateBucket is set).
+// credentialsCheck bounds the first fetch of the credentials: an instance metadata service that is
+// not there would otherwise hold start-up for the kernel's connect timeout.
+const credentialsCheck = 30 * time.Second
+
+// NewS3 connects to the service, fetches the credentials and checks that the bucket exists
+// (creating it when cfg.CreateBucket is set). A credential that does not work fails here, naming
+// where it came from.
 func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -146,9 +153,10 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 	if cfg.PartSize == 0 {
 		cfg.PartSize = DefaultPartSize
 	}
+	creds := newCredentials(cfg)
 	opts := func(secure bool) *minio.Options {
 		return &minio.Options{
-			Creds:  credentials.NewStaticV4(cfg.AccessKey, cfg.SecretKey, ""),
+			Creds:  creds.creds,
 			Secure: secure,
 			Region: cfg.Region,
 			// Lets the client declare CRC32C checksums on the multipart upload (see Put).
@@ -159,7 +167,7 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 	if err != nil {
 		return nil, fmt.Errorf("objstore: S3 client for %s: %w", cfg.Endpoint, err)
 	}
-	s := &S3{client: client, presign: client, bucket: cfg.Bucket, partSize: uint64(cfg.PartSize)}
+	s := &S3{client: client, presign: client, creds: creds, bucket: cfg.Bucket, partSize: uint64(cfg.PartSize)}
 	if cfg.PublicURL != "" {
 		host, secure, _ := parsePublicURL(cfg.PublicURL)
 		// Presigning is offline when the region is known: this client never sends a request.
@@ -167,8 +175,14 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 			return nil, fmt.Errorf("objstore: S3 client for %s: %w", cfg.PublicURL, err)
 		}
 	}
-	if err := s.ensureBucket(ctx, cfg.CreateBucket, cfg.Region); err != nil {
+	checkCtx, cancel := context.WithTimeout(ctx, credentialsCheck)
+	err = creds.check(checkCtx)
+	cancel()
+	if err != nil {
 		return nil, err
+	}
+	if err := s.ensureBucket(ctx, cfg.CreateBucket, cfg.Region); err != nil {
+		return nil, fmt.Errorf("%w (credentials from %s)", err, creds.Source)
 	}
 	return s, nil
 }
@@ -280,7 +294,9 @@ func (s *S3) Delete(ctx context.Context, key string) error {
 }
 
 // URL implements Store with a presigned GET URL. S3 counts the lifetime in whole seconds from the
-// signing second, so the URL ends within a second of expires.
+// signing second, so the URL ends within a second of expires. With temporary credentials (a web
+// identity, container or instance credentials) the URL ends no later than the session that signs
+// it, which is renewed first when it would end sooner (see WebIdentity.Duration).
 func (s *S3) URL(ctx context.Context, key string, expires time.Time) (string, error) {
 	if err := ValidateKey(key); err != nil {
 		return "", err
@@ -293,7 +309,10 @@ func (s *S3) URL(ctx context.Context, key string, expires time.Time) (string, er
 	// them between the truncated times makes it end at expires' second, not up to 2 s earlier as
 	// truncating the duration did (which expired short URLs at once). Should the signature fall in
 	// the next second, the URL outlives expires by under a second.
-	d := time.Duration(expires.Unix()-now.Unix()) * time.Second
+	d, err := s.creds.lifetime(ctx, now, time.Duration(expires.Unix()-now.Unix())*time.Second)
+	if err != nil {
+		return "", err
+	}
 	u, err := s.presign.PresignedGetObject(ctx, s.bucket, key, d, nil)
 	if err != nil {
 		return "", fmt.Errorf("objstore: presign %s: %w", key, err)

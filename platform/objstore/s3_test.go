@@ -12,6 +12,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
+	"github.com/tidemark/tidemark/platform/app"
 	"github.com/tidemark/tidemark/platform/objstore"
 	"github.com/tidemark/tidemark/platform/objstore/miniotest"
 )
@@ -127,6 +128,22 @@ func TestS3ConfigValidate(t *testing.T) {
 		{"no bucket", func(c *objstore.S3Config) { c.Bucket = "" }, "bucket"},
 		{"bad bucket", func(c *objstore.S3Config) { c.Bucket = "Exports_2024" }, "bucket"},
 		{"no secret", func(c *objstore.S3Config) { c.SecretKey = "" }, "secret key"},
+		{"no access key", func(c *objstore.S3Config) { c.AccessKey = "" }, "secret key"},
+		{"no keys: the credential chain", func(c *objstore.S3Config) { c.AccessKey, c.SecretKey = "", "" }, ""},
+		{"web identity", func(c *objstore.S3Config) {
+			c.AccessKey, c.SecretKey = "", ""
+			c.WebIdentity = objstore.WebIdentity{TokenFile: "/t", RoleARN: "arn:aws:iam::1:role/r", STSEndpoint: "http://sts:9000", Duration: 9 * time.Hour}
+		}, ""},
+		{"web identity without role", func(c *objstore.S3Config) { c.WebIdentity.TokenFile = "/t" }, "AWS_ROLE_ARN"},
+		{"session too long", func(c *objstore.S3Config) {
+			c.WebIdentity = objstore.WebIdentity{TokenFile: "/t", RoleARN: "r", Duration: 13 * time.Hour}
+		}, "session duration"},
+		{"session too short", func(c *objstore.S3Config) {
+			c.WebIdentity = objstore.WebIdentity{TokenFile: "/t", RoleARN: "r", Duration: time.Minute}
+		}, "session duration"},
+		{"STS endpoint without scheme", func(c *objstore.S3Config) {
+			c.WebIdentity = objstore.WebIdentity{TokenFile: "/t", RoleARN: "r", STSEndpoint: "sts:9000"}
+		}, "STS endpoint"},
 		{"part too small", func(c *objstore.S3Config) { c.PartSize = 1 << 20 }, "part size"},
 		{"part too big", func(c *objstore.S3Config) { c.PartSize = 6 << 30 }, "part size"},
 		{"public URL with path", func(c *objstore.S3Config) { c.PublicURL = "https://files.example.com/s3" }, "public URL"},
@@ -134,7 +151,7 @@ func TestS3ConfigValidate(t *testing.T) {
 	})
 }
 
-func TestS3ConfigFromEnv(t *testing.T) {
+func TestS3ConfigRegisterEnv(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
@@ -149,24 +166,58 @@ func TestS3ConfigFromEnv(t *testing.T) {
 				"TIDEMARK_S3_ENDPOINT": "minio:9000", "TIDEMARK_S3_BUCKET": "exports", "TIDEMARK_S3_REGION": "eu-west-1",
 				"TIDEMARK_S3_ACCESS_KEY": "ak", "TIDEMARK_S3_SECRET_KEY": "sk\n", "TIDEMARK_S3_TLS": "true",
 				"TIDEMARK_S3_PART_SIZE": "33554432", "TIDEMARK_S3_PUBLIC_URL": "https://files.example.com",
-				"OTHER_S3_BUCKET": "ignored",
+				"TIDEMARK_S3_STS_ENDPOINT": "https://sts.example.com", "TIDEMARK_S3_SESSION_DURATION": "9h",
+				"AWS_WEB_IDENTITY_TOKEN_FILE": "/var/run/secrets/token", "AWS_ROLE_ARN": "arn:aws:iam::1:role/exports",
+				"AWS_ENDPOINT_URL_STS": "https://ignored.example.com", "OTHER_S3_BUCKET": "ignored",
 			},
 			want: objstore.S3Config{
 				Endpoint: "minio:9000", Bucket: "exports", Region: "eu-west-1", AccessKey: "ak", SecretKey: "sk",
 				UseTLS: true, PartSize: 32 << 20, PublicURL: "https://files.example.com",
+				WebIdentity: objstore.WebIdentity{TokenFile: "/var/run/secrets/token", RoleARN: "arn:aws:iam::1:role/exports",
+					STSEndpoint: "https://sts.example.com", Duration: 9 * time.Hour},
 			},
+		},
+		{
+			name: "the SDKs' STS endpoint",
+			env:  map[string]string{"AWS_ENDPOINT_URL_STS": "https://sts.example.com"},
+			want: objstore.S3Config{WebIdentity: objstore.WebIdentity{STSEndpoint: "https://sts.example.com"}},
 		},
 		{"bad TLS", map[string]string{"TIDEMARK_S3_TLS": "yes"}, objstore.S3Config{}, "TIDEMARK_S3_TLS"},
 		{"bad part size", map[string]string{"TIDEMARK_S3_PART_SIZE": "16MiB"}, objstore.S3Config{}, "TIDEMARK_S3_PART_SIZE"},
+		{"bad session duration", map[string]string{"TIDEMARK_S3_SESSION_DURATION": "9"}, objstore.S3Config{}, "TIDEMARK_S3_SESSION_DURATION"},
 	}
 	for _, tt := range tests {
-		got, err := objstore.S3ConfigFromEnv("TIDEMARK_S3", func(k string) string { return tt.env[k] })
+		env := &app.Env{Prefix: "TIDEMARK_", Lookup: func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok }}
+		var got objstore.S3Config
+		got.RegisterEnv(env)
+		err := env.Err()
 		if (tt.wantErr == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tt.wantErr) {
 			t.Errorf("%s: error = %v, want containing %q", tt.name, err, tt.wantErr)
 			continue
 		}
-		if got != tt.want {
+		if err == nil && got != tt.want {
 			t.Errorf("%s: config = %+v, want %+v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestS3CredentialChain: with no keys in the config, the store takes them where the cloud's SDKs
+// do, here from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, and writes, reads and presigns with
+// them; a key the server does not know fails NewS3 naming the chain.
+func TestS3CredentialChain(t *testing.T) {
+	cfg := srv.Config(miniotest.NewBucket(t))
+	cfg.AccessKey, cfg.SecretKey = "", ""
+	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
+	store := mustNewS3(t, cfg)
+	mustPut(t, store, "exports/chain.csv", strings.NewReader("chain"), objstore.PutOptions{})
+	if r := get(t, http.MethodGet, mustURL(t, store, "exports/chain.csv", time.Now().Add(time.Hour))); r.status != http.StatusOK || string(r.body) != "chain" {
+		t.Errorf("GET = %d %q", r.status, r.body)
+	}
+
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret")
+	_, err := objstore.NewS3(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "credential chain") {
+		t.Errorf("a secret the server does not know: %v, want refused naming the credential chain", err)
 	}
 }

@@ -14,8 +14,11 @@ package miniotest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	crand "crypto/rand"
+	"crypto/sha1"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -131,29 +134,66 @@ func NewS3(tb testing.TB, srv *Server) *objstore.S3 {
 	return s
 }
 
+// Options change how RunWith starts a server.
+type Options struct {
+	// OpenID, when set, makes the server's STS trust an OpenID Connect issuer: a token the issuer
+	// signed for OpenID.ClientID is exchanged (AssumeRoleWithWebIdentity, role OpenID.RoleARN) for
+	// temporary credentials with OpenID.Policy.
+	OpenID *OpenID
+}
+
+// OpenID is an issuer the server trusts for web identities.
+type OpenID struct {
+	// ConfigURL is the issuer's discovery document (…/.well-known/openid-configuration); the
+	// server reads it and the keys it names when it starts.
+	ConfigURL string
+	// ClientID is the audience a token must carry.
+	ClientID string
+	// CA is the PEM of the authority the issuer's certificate chains to, when it is not a system one.
+	CA []byte
+	// Policy is the role's policy; empty means readwrite.
+	Policy string
+}
+
+// RoleARN is the role a web identity assumes: MinIO names it after the client ID (a hash of it, so
+// that it is stable across restarts).
+func (o OpenID) RoleARN() string {
+	sum := sha1.Sum([]byte(o.ClientID))
+	return "arn:minio:iam:::role/" + base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
 // Run starts a server on a free loopback port with a temporary data directory and waits until it
 // is ready. Stop it with Stop.
-func Run(ctx context.Context) (*Server, error) {
+func Run(ctx context.Context) (*Server, error) { return RunWith(ctx, Options{}) }
+
+// RunWith is Run with options.
+func RunWith(ctx context.Context, o Options) (*Server, error) {
 	bin, err := findBinary()
 	if err != nil {
 		return nil, err
 	}
 	// A free port found here can be taken by someone else before MinIO binds it; try again.
 	for attempt := 0; ; attempt++ {
-		s, err := run(ctx, bin)
+		s, err := run(ctx, bin, o)
 		if err == nil || attempt >= 2 || ctx.Err() != nil || !strings.Contains(err.Error(), "port is already in use") {
 			return s, err
 		}
 	}
 }
 
-func run(ctx context.Context, bin string) (*Server, error) {
+func run(ctx context.Context, bin string, o Options) (*Server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
+	// The data and the certificates directory (whose CAs folder the server trusts) under one root.
 	dataDir, err := os.MkdirTemp("", "miniotest-")
 	if err != nil {
+		return nil, fmt.Errorf("miniotest: %w", err)
+	}
+	certsDir := filepath.Join(dataDir, "certs")
+	if err := os.MkdirAll(filepath.Join(certsDir, "CAs"), 0o700); err != nil {
+		_ = os.RemoveAll(dataDir)
 		return nil, fmt.Errorf("miniotest: %w", err)
 	}
 	s := &Server{
@@ -168,7 +208,7 @@ func run(ctx context.Context, bin string) (*Server, error) {
 	if os.Getenv("MINIOTEST_LOG") != "" {
 		out = io.MultiWriter(s.log, os.Stderr)
 	}
-	cmd := exec.Command(bin, "server", "--address", s.Endpoint, "--quiet", dataDir)
+	cmd := exec.Command(bin, "server", "--address", s.Endpoint, "--quiet", "--certs-dir", certsDir, filepath.Join(dataDir, "data"))
 	cmd.Env = append(os.Environ(),
 		"MINIO_ROOT_USER="+s.AccessKey,
 		"MINIO_ROOT_PASSWORD="+s.SecretKey,
@@ -176,6 +216,18 @@ func run(ctx context.Context, bin string) (*Server, error) {
 		"MINIO_BROWSER=off",
 		"MINIO_UPDATE=off",
 	)
+	if id := o.OpenID; id != nil {
+		if len(id.CA) > 0 {
+			if err := os.WriteFile(filepath.Join(certsDir, "CAs", "openid.crt"), id.CA, 0o600); err != nil {
+				_ = os.RemoveAll(dataDir)
+				return nil, fmt.Errorf("miniotest: %w", err)
+			}
+		}
+		cmd.Env = append(cmd.Env,
+			"MINIO_IDENTITY_OPENID_CONFIG_URL="+id.ConfigURL,
+			"MINIO_IDENTITY_OPENID_CLIENT_ID="+id.ClientID,
+			"MINIO_IDENTITY_OPENID_ROLE_POLICY="+cmp.Or(id.Policy, "readwrite"))
+	}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		// Its own process group, so that Stop reaches any child it forks.

@@ -79,6 +79,9 @@ func startCluster() (*clusterEnv, error) {
 		ErrorIfCRDPathMissing: true,
 		BinaryAssetsDirectory: c.bin,
 	}
+	// The issuer's discovery document names its keys at the external address, which is otherwise
+	// an address nothing here listens on: the web identity test's STS fetches them.
+	c.env.ControlPlane.GetAPIServer().Configure().Set("external-hostname", "127.0.0.1")
 	if c.config, err = c.env.Start(); err != nil {
 		return nil, fmt.Errorf("start envtest (run `make testbed` first): %w", err)
 	}
@@ -186,8 +189,16 @@ func (c *clusterEnv) serviceAccount(t *testing.T, ns string) string {
 	return path
 }
 
-// startOperator runs the operator command on ns, as its Deployment would, until the test ends.
+// startOperator runs the operator command on ns, as its Deployment would, until the test ends,
+// storing files in bucket of the package's MinIO with its root keys.
 func (c *clusterEnv) startOperator(t *testing.T, ns, bucket string, sources map[v1alpha1.FileType]string) {
+	t.Helper()
+	c.startOperatorWith(t, ns, sources, "TIDEMARK_S3_ENDPOINT="+c.minio.Endpoint, "TIDEMARK_S3_BUCKET="+bucket,
+		"TIDEMARK_S3_ACCESS_KEY="+c.minio.AccessKey, "TIDEMARK_S3_SECRET_KEY="+c.minio.SecretKey)
+}
+
+// startOperatorWith is startOperator with the bucket and its credentials given as variables.
+func (c *clusterEnv) startOperatorWith(t *testing.T, ns string, sources map[v1alpha1.FileType]string, s3 ...string) {
 	t.Helper()
 	var pairs []string
 	for ft, u := range sources {
@@ -195,9 +206,8 @@ func (c *clusterEnv) startOperator(t *testing.T, ns, bucket string, sources map[
 	}
 	cmd := exec.Command(c.operator)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.admin, "TIDEMARK_NAMESPACE="+ns, "TIDEMARK_LEADER_ELECT=false",
-		"TIDEMARK_INTERNAL_ADDR=127.0.0.1:0", "TIDEMARK_LOG_LEVEL=warn", "TIDEMARK_EXPORT_SOURCES="+strings.Join(pairs, ","),
-		"TIDEMARK_S3_ENDPOINT="+c.minio.Endpoint, "TIDEMARK_S3_BUCKET="+bucket, "TIDEMARK_S3_ACCESS_KEY="+c.minio.AccessKey,
-		"TIDEMARK_S3_SECRET_KEY="+c.minio.SecretKey)
+		"TIDEMARK_INTERNAL_ADDR=127.0.0.1:0", "TIDEMARK_LOG_LEVEL=warn", "TIDEMARK_EXPORT_SOURCES="+strings.Join(pairs, ","))
+	cmd.Env = append(cmd.Env, s3...)
 	kittest.StartDaemon(t, "operator", cmd)
 }
 

@@ -56,17 +56,11 @@ type Exports struct {
 }
 
 // RegisterEnv reads the TIDEMARK_AUTHORITY_MAX_UNFINISHED_EXPORTS, TIDEMARK_NAMESPACE and
-// TIDEMARK_S3_* variables.
+// TIDEMARK_S3_* variables, and the cloud's credential variables (objstore.S3Config.RegisterEnv).
 func (c *Config) RegisterEnv(e *app.Env) {
 	c.MaxUnfinishedExports = e.Int("AUTHORITY_MAX_UNFINISHED_EXPORTS", authority.DefaultMaxUnfinished)
 	c.Namespace = e.String("NAMESPACE", "")
-	c.S3.Endpoint = e.String("S3_ENDPOINT", "")
-	c.S3.Bucket = e.String("S3_BUCKET", "")
-	c.S3.Region = e.String("S3_REGION", "")
-	c.S3.AccessKey = e.String("S3_ACCESS_KEY", "")
-	c.S3.SecretKey = e.String("S3_SECRET_KEY", "")
-	c.S3.UseTLS = e.Bool("S3_TLS", false)
-	c.S3.PublicURL = e.String("S3_PUBLIC_URL", "")
+	c.S3.RegisterEnv(e)
 }
 
 // SetDefaults sets a zero MaxUnfinishedExports to its default; the cluster settings have none.
