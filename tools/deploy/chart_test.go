@@ -165,6 +165,7 @@ func TestEveryVariableIsReachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	full := append(productionValues(t), "--set", "global.otlpEndpoint=http://collector:4318", "--set", "global.s3.publicURL=https://downloads.example.com",
+		"--set", "global.s3.stsEndpoint=https://sts.example.com,global.s3.sessionDuration=9h",
 		"--set", "global.kafka.tls.clientCertificate=true,global.kafka.tls.serverName=kafka.internal",
 		"--set", "global.kafka.topicPrefix=prod.,global.kafka.groupPrefix=prod-")
 	for _, c := range comps {

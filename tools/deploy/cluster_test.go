@@ -236,6 +236,8 @@ func TestServerSideDryRun(t *testing.T) {
 	for name, args := range map[string][]string{
 		"default":    nil,
 		"production": productionValues(t),
+		// A projected service account token, which only the API server validates.
+		"web-identity": {"--set", "global.s3.webIdentity.enabled=true,global.s3.webIdentity.roleArn=arn:aws:iam::1:role/exports"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			ns := "dryrun-" + name

@@ -43,6 +43,8 @@ var Managed = map[string]string{
 	"TIDEMARK_S3_PUBLIC_URL":         "`global.s3.publicURL`",
 	"TIDEMARK_S3_ACCESS_KEY":         "`global.s3.accessKey`, or `global.s3.existingSecret`",
 	"TIDEMARK_S3_SECRET_KEY":         "`global.s3.secretKey`, or `global.s3.existingSecret`",
+	"TIDEMARK_S3_STS_ENDPOINT":       "`global.s3.stsEndpoint`",
+	"TIDEMARK_S3_SESSION_DURATION":   "`global.s3.sessionDuration`",
 }
 
 // exportSources is the variable naming the export streams' internal URLs: a deployable that reads it

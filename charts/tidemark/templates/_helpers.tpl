@@ -124,6 +124,31 @@ pods; the generated page key is not in it, as it never changes). */}}
 {{- dict "pg" $g.postgres "page" $g.pageKey.value "s3" (pick $g.s3 "accessKey" "secretKey" "existingSecret") | toJson | sha256sum -}}
 {{- end -}}
 
+{{/* "true" when the pods get static S3 keys (given, or in an existing Secret); "" when they use their
+cloud identity: a web identity, or the credential chain of the cloud's SDKs. */}}
+{{- define "tidemark.s3StaticKeys" -}}
+{{- $s3 := .Values.global.s3 -}}
+{{- $static := or $s3.existingSecret $s3.accessKey $s3.secretKey -}}
+{{- if and $static $s3.webIdentity.enabled -}}
+{{- fail "global.s3.webIdentity.enabled with static keys (accessKey, secretKey or existingSecret): keys win over an identity, so give one or the other" -}}
+{{- end -}}
+{{- if and $s3.webIdentity.enabled (not $s3.webIdentity.roleArn) -}}
+{{- fail "global.s3.webIdentity.enabled needs global.s3.webIdentity.roleArn, the role its token assumes" -}}
+{{- end -}}
+{{- if $static }}true{{ end -}}
+{{- end -}}
+
+{{/* Where the S3 web identity's token is projected. */}}
+{{- define "tidemark.s3TokenPath" -}}
+/var/run/secrets/tidemark/s3
+{{- end -}}
+
+{{/* "true" when the deployable of the context (dict "root" $ "c" component) mounts the S3 web
+identity's token: it reads S3 and global.s3.webIdentity is enabled; "" otherwise. */}}
+{{- define "tidemark.s3TokenVolume" -}}
+{{- if and .root.Values.global.s3.webIdentity.enabled (has "TIDEMARK_S3_ENDPOINT" .c.mesh.reads) }}true{{ end -}}
+{{- end -}}
+
 {{/* Where the Kafka TLS Secret is mounted. */}}
 {{- define "tidemark.kafkaTLSPath" -}}
 /etc/tidemark/kafka-tls

@@ -81,6 +81,7 @@ config otherwise, then extraEnv. The context is (dict "root" $ "c" component "al
 - name: TIDEMARK_S3_PUBLIC_URL
   value: {{ $g.s3.publicURL | quote }}
 {{- end }}
+{{- if include "tidemark.s3StaticKeys" $root }}
 - name: TIDEMARK_S3_ACCESS_KEY
   valueFrom:
     secretKeyRef:
@@ -91,6 +92,21 @@ config otherwise, then extraEnv. The context is (dict "root" $ "c" component "al
     secretKeyRef:
       name: {{ $g.s3.existingSecret | default (printf "%s-s3" $full) }}
       key: {{ ternary $g.s3.secretKeyKey "secret-key" (ne $g.s3.existingSecret "") }}
+{{- end }}
+{{- if $g.s3.webIdentity.enabled }}
+- name: AWS_WEB_IDENTITY_TOKEN_FILE
+  value: {{ printf "%s/token" (include "tidemark.s3TokenPath" .) | quote }}
+- name: AWS_ROLE_ARN
+  value: {{ $g.s3.webIdentity.roleArn | quote }}
+{{- end }}
+{{- if $g.s3.stsEndpoint }}
+- name: TIDEMARK_S3_STS_ENDPOINT
+  value: {{ $g.s3.stsEndpoint | quote }}
+{{- end }}
+{{- if $g.s3.sessionDuration }}
+- name: TIDEMARK_S3_SESSION_DURATION
+  value: {{ $g.s3.sessionDuration | quote }}
+{{- end }}
 {{- end }}
 {{- $managed := .mesh.managed }}
 {{- $own := get $root.Values $c.name }}

@@ -127,6 +127,11 @@ spec:
               mountPath: {{ include "tidemark.kafkaTLSPath" . }}
               readOnly: true
             {{- end }}
+            {{- if include "tidemark.s3TokenVolume" . }}
+            - name: s3-token
+              mountPath: {{ include "tidemark.s3TokenPath" . }}
+              readOnly: true
+            {{- end }}
             {{- with $v.extraVolumeMounts }}
             {{- toYaml . | nindent 12 }}
             {{- end }}
@@ -140,6 +145,16 @@ spec:
         - name: kafka-tls
           secret:
             secretName: {{ .root.Values.global.kafka.tls.existingSecret }}
+        {{- end }}
+        {{- if include "tidemark.s3TokenVolume" . }}
+        {{- $wi := .root.Values.global.s3.webIdentity }}
+        - name: s3-token
+          projected:
+            sources:
+              - serviceAccountToken:
+                  audience: {{ $wi.audience | quote }}
+                  expirationSeconds: {{ int $wi.expirationSeconds }}
+                  path: token
         {{- end }}
         {{- with $v.extraVolumes }}
         {{- toYaml . | nindent 8 }}
