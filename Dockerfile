@@ -23,45 +23,54 @@ ARG REVISION=unknown
 ENV PATH=/usr/local/bin
 LABEL org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.source="https://github.com/tidemark/tidemark" \
+      org.opencontainers.image.url="https://github.com/tidemark/tidemark" \
       org.opencontainers.image.version="${VERSION}"
 USER 10001:10001
 
 FROM runtime AS market
 COPY --from=build /out/market /usr/local/bin/market
-LABEL org.opencontainers.image.title="tidemark-market"
+LABEL org.opencontainers.image.description="A market's trades, candles, funding rates, deposits, swaps, rewards and insurance fund." \
+      org.opencontainers.image.title="tidemark-market"
 ENTRYPOINT ["/usr/local/bin/market"]
 
 FROM runtime AS user
 COPY --from=build /out/user /usr/local/bin/user
-LABEL org.opencontainers.image.title="tidemark-user"
+LABEL org.opencontainers.image.description="An account's trades, orders, positions, deposits, funding payments, liquidations and LP records." \
+      org.opencontainers.image.title="tidemark-user"
 ENTRYPOINT ["/usr/local/bin/user"]
 
 FROM runtime AS authority
 COPY --from=build /out/authority /usr/local/bin/authority
-LABEL org.opencontainers.image.title="tidemark-authority"
+LABEL org.opencontainers.image.description="A wallet's accounts, snapshots, insurance fund stakes and CSV exports." \
+      org.opencontainers.image.title="tidemark-authority"
 ENTRYPOINT ["/usr/local/bin/authority"]
 
 FROM runtime AS amm
 COPY --from=build /out/amm /usr/local/bin/amm
-LABEL org.opencontainers.image.title="tidemark-amm"
+LABEL org.opencontainers.image.description="The AMM's series: prices, spreads, open interest and positions." \
+      org.opencontainers.image.title="tidemark-amm"
 ENTRYPOINT ["/usr/local/bin/amm"]
 
 FROM runtime AS notify
 COPY --from=build /out/notify /usr/local/bin/notify
-LABEL org.opencontainers.image.title="tidemark-notify"
+LABEL org.opencontainers.image.description="A wallet's notification feed." \
+      org.opencontainers.image.title="tidemark-notify"
 ENTRYPOINT ["/usr/local/bin/notify"]
 
 FROM runtime AS stats
 COPY --from=build /out/stats /usr/local/bin/stats
-LABEL org.opencontainers.image.title="tidemark-stats"
+LABEL org.opencontainers.image.description="Market summaries, volumes, leaderboards, liquidations, insurance fund, parameters and vaults." \
+      org.opencontainers.image.title="tidemark-stats"
 ENTRYPOINT ["/usr/local/bin/stats"]
 
 FROM runtime AS ws
 COPY --from=build /out/ws /usr/local/bin/ws
-LABEL org.opencontainers.image.title="tidemark-ws"
+LABEL org.opencontainers.image.description="The WebSocket edge: candles, markets, prices and notifications as they change." \
+      org.opencontainers.image.title="tidemark-ws"
 ENTRYPOINT ["/usr/local/bin/ws"]
 
 FROM runtime AS operator
 COPY --from=build /out/operator /usr/local/bin/operator
-LABEL org.opencontainers.image.title="tidemark-operator"
+LABEL org.opencontainers.image.description="Runs the ExportJob custom resources: each export written to the bucket." \
+      org.opencontainers.image.title="tidemark-operator"
 ENTRYPOINT ["/usr/local/bin/operator"]

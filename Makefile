@@ -36,12 +36,14 @@ lint:
 deps:
 	@scripts/deps
 
-## images: one OCI image layout per deployable under dist/images, built without a Docker daemon
-## (PLATFORMS=linux/amd64,linux/arm64 for an index of both; VERSION and REVISION are stamped)
+## images: one OCI image layout per deployable under dist/images, built without a Docker daemon: an
+## index of an image per platform (PLATFORMS, amd64 and arm64 by default), each with its SBOM; VERSION
+## and REVISION are stamped
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+PLATFORMS ?= linux/amd64,linux/arm64
 images:
-	go run ./tools/cmd/images -out dist/images -version $(VERSION) -revision $(REVISION) $(if $(PLATFORMS),-platforms $(PLATFORMS))
+	go run ./tools/cmd/images -out dist/images -version $(VERSION) -revision $(REVISION) -platforms $(PLATFORMS)
 
 ## testbed: the real kube-apiserver, etcd, kubectl, MinIO and helm that tests start, under .tools/bin
 testbed:

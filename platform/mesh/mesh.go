@@ -53,6 +53,8 @@ const (
 type Deployable struct {
 	Name string
 	Kind Kind
+	// Summary says in a line what it serves or does: the README's map and its image's description.
+	Summary string
 	// Main is its main package, relative to the repository root.
 	Main string
 	// Prefixes are the public path prefixes the edge routes to it ("/market/"), as the chart's Ingress
@@ -71,33 +73,33 @@ type Deployable struct {
 // deployables are the mesh, in the chart's order. Adding a deployable is a line here (and, for a
 // kit service, its declaration in the dev stack's list of constructors).
 var deployables = []Deployable{
-	{Name: "market", Kind: Service, Main: "./services/market/cmd/market", Prefixes: []string{"/market/"},
+	{Name: "market", Kind: Service, Summary: "A market's trades, candles, funding rates, deposits, swaps, rewards and insurance fund.", Main: "./services/market/cmd/market", Prefixes: []string{"/market/"},
 		Serves:    []string{EdgeCandles},
 		Consumes:  []string{events.TopicFills, events.TopicFundingRates, events.TopicInsuranceFund, events.TopicIFStakes, events.TopicSwaps, events.TopicDeposits},
 		Publishes: []string{events.TopicEdgeCandles}},
-	{Name: "user", Kind: Service, Main: "./services/user/cmd/user", Prefixes: []string{"/user/"},
+	{Name: "user", Kind: Service, Summary: "An account's trades, orders, positions, deposits, funding payments, liquidations and LP records.", Main: "./services/user/cmd/user", Prefixes: []string{"/user/"},
 		Consumes: []string{events.TopicFills, events.TopicOrders, events.TopicOrderActions, events.TopicSwaps, events.TopicDeposits,
 			events.TopicSettlePnl, events.TopicFundingPayments, events.TopicLiquidations, events.TopicLP, events.TopicAccountSnapshots}},
-	{Name: "authority", Kind: Service, Main: "./services/authority/cmd/authority", Prefixes: []string{"/authority/"},
+	{Name: "authority", Kind: Service, Summary: "A wallet's accounts, snapshots, insurance fund stakes and CSV exports.", Main: "./services/authority/cmd/authority", Prefixes: []string{"/authority/"},
 		Consumes: []string{events.TopicNewUsers, events.TopicIFStakes, events.TopicLPMintRedeem, events.TopicAccountSnapshots}},
-	{Name: "amm", Kind: Service, Main: "./services/amm/cmd/amm", Prefixes: []string{"/amm/"},
+	{Name: "amm", Kind: Service, Summary: "The AMM's series: prices, spreads, open interest and positions.", Main: "./services/amm/cmd/amm", Prefixes: []string{"/amm/"},
 		Consumes: []string{events.TopicMarketStates}},
-	{Name: "notify", Kind: Service, Main: "./services/notify/cmd/notify", Prefixes: []string{"/notifications"},
+	{Name: "notify", Kind: Service, Summary: "A wallet's notification feed.", Main: "./services/notify/cmd/notify", Prefixes: []string{"/notifications"},
 		Serves: []string{EdgeNotifications},
 		Consumes: []string{events.TopicNewUsers, events.TopicFills, events.TopicLiquidations, events.TopicDeposits,
 			events.TopicSettlePnl, events.TopicFundingPayments},
 		Publishes: []string{events.TopicEdgeNotifications}},
 	// /params and /vaults are exact reads; these prefixes match them and nothing else the API serves.
-	{Name: "stats", Kind: Service, Main: "./services/stats/cmd/stats", Prefixes: []string{"/stats/", "/params", "/vaults", "/external/"},
+	{Name: "stats", Kind: Service, Summary: "Market summaries, volumes, leaderboards, liquidations, insurance fund, parameters and vaults.", Main: "./services/stats/cmd/stats", Prefixes: []string{"/stats/", "/params", "/vaults", "/external/"},
 		Serves: []string{EdgeMarkets, EdgePricing},
 		Consumes: []string{events.TopicFills, events.TopicFundingRates, events.TopicLiquidations, events.TopicInsuranceFund,
 			events.TopicIFStakes, events.TopicSwaps, events.TopicDeposits, events.TopicSettlePnl, events.TopicNewUsers,
 			events.TopicMarketStates, events.TopicVaults, events.TopicParams},
 		Publishes: []string{events.TopicEdgeMarkets, events.TopicEdgePricing}},
-	{Name: "ws", Kind: Edge, Main: "./services/ws/cmd/ws", Prefixes: []string{"/ws"},
+	{Name: "ws", Kind: Edge, Summary: "The WebSocket edge: candles, markets, prices and notifications as they change.", Main: "./services/ws/cmd/ws", Prefixes: []string{"/ws"},
 		Reads:    []string{EdgeCandles, EdgeMarkets, EdgePricing, EdgeNotifications},
 		Consumes: []string{events.TopicEdgeCandles, events.TopicEdgeMarkets, events.TopicEdgePricing, events.TopicEdgeNotifications}},
-	{Name: "operator", Kind: Operator, Main: "./operator/cmd/operator"},
+	{Name: "operator", Kind: Operator, Summary: "Runs the ExportJob custom resources: each export written to the bucket.", Main: "./operator/cmd/operator"},
 }
 
 // Deployables are the mesh's deployables, in the chart's order; the caller may change the copy.
@@ -273,8 +275,8 @@ func Check() error {
 	names, prefixes, served := map[string]bool{}, map[string]string{}, map[string]string{}
 	published := map[string]bool{}
 	for _, d := range deployables {
-		if d.Name == "" || d.Kind == "" || d.Main == "" {
-			errs = append(errs, fmt.Sprintf("%q: a deployable needs a Name, a Kind and a Main", d.Name))
+		if d.Name == "" || d.Kind == "" || d.Main == "" || d.Summary == "" {
+			errs = append(errs, fmt.Sprintf("%q: a deployable needs a Name, a Kind, a Summary and a Main", d.Name))
 		}
 		if names[d.Name] {
 			errs = append(errs, fmt.Sprintf("%s is declared twice", d.Name))

@@ -41,29 +41,33 @@ USER {{.User}}
 {{range .Deployables}}
 FROM {{$.Runtime}} AS {{.Name}}
 COPY --from=build /out/{{.Binary}} {{.Path}}
-LABEL {{.Title}}
+LABEL {{.Labels}}
 ENTRYPOINT ["{{.Path}}"]
 {{end}}`))
 
-// Dockerfile is the mesh's Dockerfile, built from the repository root with --target <deployable>.
-func Dockerfile(ds []Deployable) ([]byte, error) {
-	type target struct{ Name, Main, Binary, Path, Title string }
+// Dockerfile is the mesh's Dockerfile, built from the repository root with --target <deployable>;
+// license is the repository's (images.License), "" for none.
+func Dockerfile(ds []Deployable, license string) ([]byte, error) {
+	type target struct{ Name, Main, Binary, Path, Labels string }
 	var targets []target
-	shared := images.Labels("", "${VERSION}", "${REVISION}")
-	delete(shared, images.TitleLabel)
 	for _, d := range ds {
-		title := images.Labels(d.Name, "", "")[images.TitleLabel]
+		t := images.Target{Name: d.Name, Main: d.Main, Summary: d.Summary}
 		targets = append(targets, target{Name: d.Name, Main: d.Main, Binary: d.Binary(), Path: images.BinaryPath(d.Binary()),
-			Title: fmt.Sprintf("%s=%q", images.TitleLabel, title)})
-	}
-	var ls []string
-	for _, k := range slices.Sorted(maps.Keys(shared)) {
-		ls = append(ls, fmt.Sprintf("%s=%q", k, shared[k]))
+			Labels: labelList(t.Labels())})
 	}
 	var buf bytes.Buffer
 	err := dockerfile.Execute(&buf, map[string]any{
 		"GoImage": GoImage, "LDFlags": images.LDFlags("${VERSION}", "${REVISION}"), "Deployables": targets,
-		"Runtime": RuntimeStage, "User": images.User, "Labels": strings.Join(ls, " \\\n      "),
+		"Runtime": RuntimeStage, "User": images.User, "Labels": labelList(images.SharedLabels("${VERSION}", "${REVISION}", license)),
 	})
 	return buf.Bytes(), err
+}
+
+// labelList is a LABEL instruction's arguments, one a line, sorted.
+func labelList(labels map[string]string) string {
+	var ls []string
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		ls = append(ls, fmt.Sprintf("%s=%q", k, labels[k]))
+	}
+	return strings.Join(ls, " \\\n      ")
 }

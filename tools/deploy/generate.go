@@ -12,6 +12,8 @@ import (
 	"slices"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/tidemark/tidemark/tools/images"
 )
 
 // ChartDir is the chart, relative to the repository root.
@@ -73,7 +75,11 @@ func Files(root string) (map[string][]byte, error) {
 	for i, c := range comps {
 		ds[i] = c.Deployable
 	}
-	if out["Dockerfile"], err = Dockerfile(ds); err != nil {
+	license, err := images.License(root)
+	if err != nil {
+		return nil, err
+	}
+	if out["Dockerfile"], err = Dockerfile(ds, license); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -95,7 +95,7 @@ func TestWiringRunsForReal(t *testing.T) {
 	}
 	var targets []images.Target
 	for _, d := range deploy.Deployables() {
-		targets = append(targets, images.Target{Name: d.Name, Main: d.Main})
+		targets = append(targets, images.Target{Name: d.Name, Main: d.Main, Summary: d.Summary})
 	}
 	built, err := images.Build(ctx, images.Options{Root: root, Out: t.TempDir(), Version: "wiring", Revision: "test"}, targets)
 	if err != nil {

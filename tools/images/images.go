@@ -8,8 +8,12 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path"
@@ -22,6 +26,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
@@ -38,17 +43,59 @@ const VersionPackage = "github.com/tidemark/tidemark/platform/version"
 // BinaryPath is where a deployable's binary is in its image: its entrypoint.
 func BinaryPath(binary string) string { return "/usr/local/bin/" + binary }
 
-// TitleLabel is the annotation naming the deployable an image runs.
-const TitleLabel = "org.opencontainers.image.title"
+// The OCI annotations of what differs between the images.
+const (
+	// TitleLabel names the deployable an image runs.
+	TitleLabel = "org.opencontainers.image.title"
+	// DescriptionLabel says what it does.
+	DescriptionLabel = "org.opencontainers.image.description"
+)
 
-// Labels are an image's OCI annotations in its config.
-func Labels(name, version, revision string) map[string]string {
-	return map[string]string{
-		TitleLabel:                          "tidemark-" + name,
+// SharedLabels are the OCI annotations every image carries: where it comes from, its version and
+// revision, and, when the repository declares one, its licence (an SPDX expression; see License).
+func SharedLabels(version, revision, license string) map[string]string {
+	l := map[string]string{
 		"org.opencontainers.image.source":   Source,
+		"org.opencontainers.image.url":      Source,
 		"org.opencontainers.image.version":  version,
 		"org.opencontainers.image.revision": revision,
 	}
+	if license != "" {
+		l["org.opencontainers.image.licenses"] = license
+	}
+	return l
+}
+
+// Labels are the target's own annotations: its title and description.
+func (t Target) Labels() map[string]string {
+	return map[string]string{TitleLabel: "tidemark-" + t.Name, DescriptionLabel: t.Summary}
+}
+
+// Labels are an image's OCI annotations, in its config and on its manifest: the shared ones and
+// the target's own.
+func Labels(t Target, version, revision, license string) map[string]string {
+	l := SharedLabels(version, revision, license)
+	maps.Copy(l, t.Labels())
+	return l
+}
+
+// License is the SPDX expression the repository at root declares on a
+// "SPDX-License-Identifier:" line of its LICENSE file; "" when it has none, and then images carry
+// no licence annotation rather than a guessed one.
+func License(root string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(root, "LICENSE"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	for line := range strings.Lines(string(b)) {
+		if _, id, ok := strings.Cut(line, "SPDX-License-Identifier:"); ok {
+			return strings.TrimSpace(id), nil
+		}
+	}
+	return "", nil
 }
 
 // LDFlags are the linker flags of a release binary: no symbol tables, the version stamped.
@@ -57,10 +104,11 @@ func LDFlags(version, revision string) string {
 }
 
 // Target is one image: Name names it (tidemark/<Name>), Main is its main package relative to the
-// repository root.
+// repository root, Summary its description.
 type Target struct {
-	Name string
-	Main string
+	Name    string
+	Main    string
+	Summary string
 }
 
 // Binary is the target's command name, the last element of its main package.
@@ -73,6 +121,8 @@ type Options struct {
 	Root, Out string
 	// Version and Revision are stamped into the binaries and the labels.
 	Version, Revision string
+	// License is the images' licence annotation; empty means License(Root).
+	License string
 	// Platforms are os/arch pairs ("linux/amd64"); more than one gives an image index. Default: linux
 	// on this machine's architecture.
 	Platforms []string
@@ -99,6 +149,13 @@ func Build(ctx context.Context, o Options, targets []Target) ([]Image, error) {
 	if o.Repository == "" {
 		o.Repository = "tidemark/"
 	}
+	if o.License == "" {
+		license, err := License(o.Root)
+		if err != nil {
+			return nil, err
+		}
+		o.License = license
+	}
 	work, err := os.MkdirTemp("", "tidemark-images-")
 	if err != nil {
 		return nil, err
@@ -106,6 +163,7 @@ func Build(ctx context.Context, o Options, targets []Target) ([]Image, error) {
 	defer os.RemoveAll(work)
 
 	built := map[string]map[string]v1.Image{} // target -> platform -> image
+	sboms := map[string]map[string][]byte{}   // target -> platform -> SPDX document
 	for _, p := range o.Platforms {
 		goos, goarch, ok := strings.Cut(p, "/")
 		if !ok || goos != "linux" {
@@ -120,16 +178,20 @@ func Build(ctx context.Context, o Options, targets []Target) ([]Image, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s %s: %w", t.Name, p, err)
 			}
-			if built[t.Name] == nil {
-				built[t.Name] = map[string]v1.Image{}
+			doc, err := SPDX(filepath.Join(bin, t.Binary()), t, o, p)
+			if err != nil {
+				return nil, fmt.Errorf("%s %s: SBOM: %w", t.Name, p, err)
 			}
-			built[t.Name][p] = img
+			if built[t.Name] == nil {
+				built[t.Name], sboms[t.Name] = map[string]v1.Image{}, map[string][]byte{}
+			}
+			built[t.Name][p], sboms[t.Name][p] = img, doc
 		}
 	}
 	var out []Image
 	for _, t := range targets {
 		res := Image{Name: t.Name, Ref: o.Repository + t.Name + ":" + o.Version, Dir: filepath.Join(o.Out, t.Name), Size: map[string]int64{}}
-		if err := write(res, o.Platforms, built[t.Name]); err != nil {
+		if err := write(res, o.Platforms, built[t.Name], sboms[t.Name], Labels(t, o.Version, o.Revision, o.License)); err != nil {
 			return nil, fmt.Errorf("%s: %w", t.Name, err)
 		}
 		for p, img := range built[t.Name] {
@@ -207,17 +269,22 @@ func image(binary string, t Target, o Options, goarch string) (v1.Image, error) 
 		Entrypoint: []string{BinaryPath(t.Binary())},
 		User:       User,
 		WorkingDir: "/",
-		Labels:     Labels(t.Name, o.Version, o.Revision),
+		Labels:     Labels(t, o.Version, o.Revision, o.License),
 		Env:        []string{"PATH=/usr/local/bin"},
 	}
 	img, err = mutate.ConfigFile(img, cfg)
 	if err != nil {
 		return nil, err
 	}
-	return mutate.ConfigMediaType(img, types.OCIConfigJSON), nil
+	// Registries and scanners read the manifest's annotations without fetching the config.
+	img = mutate.Annotations(mutate.ConfigMediaType(img, types.OCIConfigJSON), cfg.Config.Labels).(v1.Image)
+	return img, nil
 }
 
-func write(res Image, platforms []string, imgs map[string]v1.Image) error {
+// write writes one image index of the platforms' images and, beside each, its SBOM as an OCI
+// artifact whose subject is that image (platform unknown/unknown, so that no runtime picks it): one
+// entry in the layout, which any OCI tool pushes whole, referrers included.
+func write(res Image, platforms []string, imgs map[string]v1.Image, sboms map[string][]byte, labels map[string]string) error {
 	if err := os.RemoveAll(res.Dir); err != nil {
 		return err
 	}
@@ -225,17 +292,48 @@ func write(res Image, platforms []string, imgs map[string]v1.Image) error {
 	if err != nil {
 		return err
 	}
-	ref := layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": res.Ref})
-	if len(platforms) == 1 {
-		return p.AppendImage(imgs[platforms[0]], ref)
-	}
-	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	idx := v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex, Annotations: labels}
 	for _, pl := range platforms {
+		img := imgs[pl]
+		if err := p.WriteImage(img); err != nil {
+			return err
+		}
+		d, err := partial.Descriptor(img)
+		if err != nil {
+			return err
+		}
 		goos, goarch, _ := strings.Cut(pl, "/")
-		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: imgs[pl],
-			Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: goos, Architecture: goarch}}})
+		// ggcr gives an image's descriptor its config's media type as artifact type; an image is not an artifact.
+		d.Platform, d.Annotations, d.ArtifactType = &v1.Platform{OS: goos, Architecture: goarch}, nil, ""
+		idx.Manifests = append(idx.Manifests, *d)
 	}
-	return p.AppendIndex(idx, ref)
+	for _, pl := range platforms {
+		d, err := writeSBOM(p, imgs[pl], sboms[pl], res.Name, pl)
+		if err != nil {
+			return fmt.Errorf("SBOM of %s: %w", pl, err)
+		}
+		d.Platform = &v1.Platform{OS: "unknown", Architecture: "unknown"}
+		idx.Manifests = append(idx.Manifests, d)
+	}
+	raw, err := json.Marshal(idx)
+	if err != nil {
+		return err
+	}
+	h, err := writeBlob(p, raw)
+	if err != nil {
+		return err
+	}
+	return p.AppendDescriptor(v1.Descriptor{MediaType: types.OCIImageIndex, Size: int64(len(raw)), Digest: h,
+		Annotations: map[string]string{"org.opencontainers.image.ref.name": res.Ref}})
+}
+
+// writeBlob stores b in the layout by its digest.
+func writeBlob(p layout.Path, b []byte) (v1.Hash, error) {
+	h, _, err := v1.SHA256(bytes.NewReader(b))
+	if err != nil {
+		return h, err
+	}
+	return h, p.WriteBlob(h, io.NopCloser(bytes.NewReader(b)))
 }
 
 func storedSize(img v1.Image) (int64, error) {

@@ -2,6 +2,7 @@ package images
 
 import (
 	"archive/tar"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -57,6 +58,58 @@ func Load(dir, arch string) (v1.Image, error) {
 		}
 	}
 	return nil, fmt.Errorf("%s: no linux/%s image", dir, arch)
+}
+
+// SBOM is the SPDX document stored beside the linux/arch image of the OCI layout dir: the
+// artifact of type SBOMArtifactType, in the image's index, whose subject is that image.
+func SBOM(dir, arch string) ([]byte, error) {
+	img, err := Load(dir, arch)
+	if err != nil {
+		return nil, err
+	}
+	want, err := img.Digest()
+	if err != nil {
+		return nil, err
+	}
+	p := layout.Path(dir)
+	top, err := p.ImageIndex()
+	if err != nil {
+		return nil, err
+	}
+	m, err := top.IndexManifest()
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range m.Manifests {
+		if !d.MediaType.IsIndex() {
+			continue
+		}
+		inner, err := top.ImageIndex(d.Digest)
+		if err != nil {
+			return nil, err
+		}
+		im, err := inner.IndexManifest()
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range im.Manifests {
+			if a.ArtifactType != SBOMArtifactType {
+				continue
+			}
+			raw, err := p.Bytes(a.Digest)
+			if err != nil {
+				return nil, err
+			}
+			var art v1.Manifest
+			if err := json.Unmarshal(raw, &art); err != nil {
+				return nil, fmt.Errorf("%s: artifact %s: %w", dir, a.Digest, err)
+			}
+			if art.Subject != nil && art.Subject.Digest == want && len(art.Layers) == 1 && art.Layers[0].MediaType == SBOMArtifactType {
+				return p.Bytes(art.Layers[0].Digest)
+			}
+		}
+	}
+	return nil, fmt.Errorf("%s: no SBOM of the linux/%s image %s", dir, arch, want)
 }
 
 // ExtractFile writes the file at path in img's filesystem to dst, executable.

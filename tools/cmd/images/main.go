@@ -51,7 +51,7 @@ func run(ctx context.Context, out, version, revision, platforms, only string) er
 	var targets []images.Target
 	for _, d := range deploy.Deployables() {
 		if only == "" || slices.Contains(strings.Split(only, ","), d.Name) {
-			targets = append(targets, images.Target{Name: d.Name, Main: d.Main})
+			targets = append(targets, images.Target{Name: d.Name, Main: d.Main, Summary: d.Summary})
 		}
 	}
 	if len(targets) == 0 {
