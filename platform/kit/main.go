@@ -18,17 +18,27 @@ import (
 // Main runs svc as the process' only service until SIGINT or SIGTERM, with its configuration from the
 // process environment. It exits 1 after printing the error that stopped it. Run with -version, it prints
 // the build's version and revision and exits; run as `<binary> topics`, it declares the mesh's topics
-// to the cluster (Topics) and exits.
+// to the cluster (Topics) and exits; as `<binary> probe URL...`, it checks a release (Probe) and exits.
 func Main(svc Service) {
 	if version.Handle(svc.Name, os.Args[1:], os.Stdout) {
 		return
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if len(os.Args) > 1 && os.Args[1] == TopicsCommand {
-		code := Topics(ctx, app.NewEnv(app.EnvPrefix), os.Args[2:], os.Stdout, os.Stderr)
-		stop()
-		os.Exit(code)
+	if len(os.Args) > 1 {
+		var code int
+		switch os.Args[1] {
+		case TopicsCommand:
+			code = Topics(ctx, app.NewEnv(app.EnvPrefix), os.Args[2:], os.Stdout, os.Stderr)
+		case ProbeCommand:
+			code = Probe(ctx, os.Args[2:], os.Stdout, os.Stderr)
+		default:
+			code = -1
+		}
+		if code >= 0 {
+			stop()
+			os.Exit(code)
+		}
 	}
 	app.TuneGC()
 	if err := Run(ctx, svc, app.NewEnv(app.EnvPrefix)); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -141,6 +142,29 @@ func TestChartDefectsOfARealInstall(t *testing.T) {
 			t.Errorf("the ServiceMonitor's endpoint %v lacks the relabelings", ep)
 		}
 	})
+	t.Run("helm test checks each deployable, through the NetworkPolicies", func(t *testing.T) {
+		objs := objects(t, render(t, productionValues(t)...))
+		pod := find(objs, "Pod", release+"-test")
+		if pod == nil || pod.GetAnnotations()["helm.sh/hook"] != "test" {
+			t.Fatalf("no helm test pod: %v", pod)
+		}
+		args := typed[corev1.Pod](t, pod).Spec.Containers[0].Args
+		for _, want := range []string{"http://" + release + "-operator:9090/readyz", "http://" + release + "-stats:8080/openapi.json"} {
+			if !slices.Contains(args, want) {
+				t.Errorf("the test pod does not ask %s: %v", want, args)
+			}
+		}
+		np := typed[networkingv1.NetworkPolicy](t, find(objs, "NetworkPolicy", release+"-stats"))
+		if !slices.ContainsFunc(np.Spec.Ingress, func(r networkingv1.NetworkPolicyIngressRule) bool {
+			return len(r.From) == 1 && r.From[0].PodSelector != nil && r.From[0].PodSelector.MatchLabels["app.kubernetes.io/component"] == "test" &&
+				len(r.Ports) == 1 && r.Ports[0].Port.String() == "http"
+		}) {
+			t.Error("the test pod may not reach stats' public port")
+		}
+		if find(objects(t, render(t, "--set", "tests.enabled=false")), "Pod", release+"-test") != nil {
+			t.Error("tests.enabled=false renders the test pod")
+		}
+	})
 	t.Run("the cluster versions that honour preStop sleep", func(t *testing.T) {
 		if _, err := helm(t, "template", release, chartDir(t), "--kube-version", "1.29.9"); err == nil {
 			t.Error("rendered for Kubernetes 1.29, which drops the preStop sleep the pods rely on to drain")
@@ -158,4 +182,51 @@ func deploymentNamed(t *testing.T, objs []*unstructured.Unstructured, name strin
 		return nil
 	}
 	return typed[appsv1.Deployment](t, o)
+}
+
+// TestChartAsASubchart: an umbrella chart that depends on tidemark renders it with the umbrella's
+// global values (keys tidemark does not know among them) and its own block of values, and the
+// umbrella's global image settings reach tidemark's images.
+func TestChartAsASubchart(t *testing.T) {
+	dir := t.TempDir()
+	umbrella := `apiVersion: v2
+name: platform
+version: 1.0.0
+dependencies:
+  - name: tidemark
+    version: "*"
+    repository: file://` + chartDir(t) + `
+`
+	values := `global:
+  imageRegistry: registry.example.com
+  storageClass: gp3
+  image:
+    registry: registry.example.com
+  kafka:
+    brokers: [kafka:9092]
+tidemark:
+  market:
+    replicas: 3
+`
+	for name, body := range map[string]string{"Chart.yaml": umbrella, "values.yaml": values} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := helm(t, "dependency", "build", dir); err != nil {
+		t.Fatalf("helm dependency build: %v\n%s", err, out)
+	}
+	out, err := helm(t, "template", "platform", dir, "--namespace", namespace)
+	if err != nil {
+		t.Fatalf("the umbrella chart: %v", err)
+	}
+	d := deploymentNamed(t, objects(t, out), "platform-tidemark-market")
+	if d == nil || *d.Spec.Replicas != 3 || !strings.HasPrefix(d.Spec.Template.Spec.Containers[0].Image, "registry.example.com/") {
+		t.Fatalf("the subchart's market: %+v", d)
+	}
+	// What tidemark does know stays checked, umbrella or not.
+	if _, err := helm(t, "template", "platform", dir, "--set", "global.kafka.broker=kafka:9092"); err == nil ||
+		!strings.Contains(err.Error(), "broker") {
+		t.Errorf("a misspelt key of global.kafka: %v, want refused", err)
+	}
 }

@@ -119,6 +119,7 @@ func TestWiringRunsForReal(t *testing.T) {
 				"accessKey": minioSrv.AccessKey, "secretKey": minioSrv.SecretKey},
 		},
 		"topics": map[string]any{"create": true, "partitions": 3, "replicationFactor": 1, "strict": true},
+		"tests":  map[string]any{"timeout": "20s"},
 	}
 	free := freePorts(t, 2*len(comps))
 	for i, cp := range comps {
@@ -158,6 +159,13 @@ func TestWiringRunsForReal(t *testing.T) {
 	for _, cp := range comps {
 		w.waitReady(cp.Name)
 	}
+	// helm test: the rendered test pod reaches every deployable's readiness and every service's
+	// document through their Services.
+	probe, err := w.pod("tidemark-test")
+	if err != nil || strings.Count(probe, "ok    http://127.0.0.1:") != len(comps)+len(mesh.Of(mesh.Service)) {
+		t.Fatalf("helm test: %v\n%s", err, probe)
+	}
+	t.Logf("helm test:\n%s", probe)
 
 	// A day of SOL-PERP funding rates through the broker, read back through the market's public port.
 	now := time.Now().Unix()
@@ -438,6 +446,25 @@ func (w *wiring) job(name string) (string, error) {
 	}
 	c := w.preparePod(name, typed[batchv1.Job](w.t, o).Spec.Template.Spec)
 	cmd := exec.CommandContext(w.ctx, c.bin, c.argv[1:]...)
+	cmd.Env = c.env
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// pod runs the rendered Pod's container to the end, its arguments' Service addresses resolved as
+// cluster DNS would.
+func (w *wiring) pod(name string) (string, error) {
+	w.t.Helper()
+	o := find(w.objs, "Pod", name)
+	if o == nil {
+		w.t.Fatalf("no rendered Pod %s", name)
+	}
+	c := w.preparePod(name, typed[corev1.Pod](w.t, o).Spec)
+	args := make([]string, len(c.argv)-1)
+	for i, a := range c.argv[1:] {
+		args[i] = w.resolveServices(a)
+	}
+	cmd := exec.CommandContext(w.ctx, c.bin, args...)
 	cmd.Env = c.env
 	out, err := cmd.CombinedOutput()
 	return string(out), err

@@ -31,6 +31,16 @@ spec:
       ports:
         - port: http
           protocol: TCP
+    {{- if and .root.Values.tests.enabled (eq .c.mesh.kind "service") }}
+    - from:
+        - podSelector:
+            matchLabels:
+              {{- include "tidemark.releaseSelector" .root | nindent 14 }}
+              app.kubernetes.io/component: test
+      ports:
+        - port: http
+          protocol: TCP
+    {{- end }}
     {{- end }}
     - from:
         - namespaceSelector:
