@@ -415,15 +415,20 @@ func backoffLimit(job *v1alpha1.ExportJob) int32 {
 
 // removeObjects deletes the file and its manifest; both may be missing.
 func (m *Machine) removeObjects(ctx context.Context, job *v1alpha1.ExportJob) error {
+	return RemoveObjects(ctx, m.store, job)
+}
+
+// RemoveObjects deletes the job's file and its manifest from store; both may be missing.
+func RemoveObjects(ctx context.Context, store objstore.Store, job *v1alpha1.ExportJob) error {
 	key := job.Status.ObjectKey
 	if key == "" {
 		key = ObjectKey(job)
 	}
 	// The manifest goes first: without it nobody takes the file for complete.
-	if err := m.store.Delete(ctx, manifestKey(job)); err != nil {
+	if err := store.Delete(ctx, manifestKey(job)); err != nil {
 		return fmt.Errorf("delete manifest of %s: %w", job.Name, err)
 	}
-	if err := m.store.Delete(ctx, key); err != nil {
+	if err := store.Delete(ctx, key); err != nil {
 		return fmt.Errorf("delete %s: %w", key, err)
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -163,6 +164,19 @@ func TestChartDefectsOfARealInstall(t *testing.T) {
 		}
 		if find(objects(t, render(t, "--set", "tests.enabled=false")), "Pod", release+"-test") != nil {
 			t.Error("tests.enabled=false renders the test pod")
+		}
+	})
+	t.Run("a CRD that goes with its release is drained first", func(t *testing.T) {
+		if find(objects(t, render(t)), "Job", release+"-operator-drain") != nil {
+			t.Error("a drain hook with crds.keep, which keeps the CRD and the jobs")
+		}
+		o := find(objects(t, render(t, "--set", "crds.keep=false")), "Job", release+"-operator-drain")
+		if o == nil || o.GetAnnotations()["helm.sh/hook"] != "pre-delete" {
+			t.Fatalf("crds.keep=false: no pre-delete drain hook: %v", o)
+		}
+		pod := typed[batchv1.Job](t, o).Spec.Template.Spec
+		if pod.ServiceAccountName != release+"-operator" || !slices.Equal(pod.Containers[0].Args, []string{"drain", "-wait", "1m"}) {
+			t.Errorf("the drain runs as %s with %v, want the operator's account and drain", pod.ServiceAccountName, pod.Containers[0].Args)
 		}
 	})
 	t.Run("the cluster versions that honour preStop sleep", func(t *testing.T) {

@@ -3,6 +3,7 @@ package deploy_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -22,6 +23,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -120,6 +122,8 @@ func TestWiringRunsForReal(t *testing.T) {
 		},
 		"topics": map[string]any{"create": true, "partitions": 3, "replicationFactor": 1, "strict": true},
 		"tests":  map[string]any{"timeout": "20s"},
+		// The CRD goes with the release, so its uninstall drains the export jobs first.
+		"crds": map[string]any{"keep": false},
 	}
 	free := freePorts(t, 2*len(comps))
 	for i, cp := range comps {
@@ -291,6 +295,19 @@ func TestWiringRunsForReal(t *testing.T) {
 	t.Logf("kubectl get exportjobs -o wide (as the authority service's ServiceAccount):\n%s", out)
 	t.Logf("GET /authority/%s/exports:\n%s", wallet, body)
 
+	// helm uninstall: before anything goes, the pre-delete hook drains the namespace's export jobs,
+	// which the running operator finalizes, so that no job's finalizer holds the CRD in Terminating
+	// and no file stays.
+	drained, err := w.job("tidemark-operator-drain")
+	if err != nil || !strings.Contains(drained, "1 export jobs, 1 finalized by the operator") {
+		t.Fatalf("the drain hook: %v\n%s", err, drained)
+	}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: created.RequestID}, &got); !apierrors.IsNotFound(err) {
+		t.Errorf("after the drain, the export job: %v %+v", err, got.ObjectMeta)
+	}
+	if _, err := store.Stat(ctx, got.Status.ObjectKey); !errors.Is(err, objstore.ErrNotFound) {
+		t.Errorf("after the drain, its file: %v", err)
+	}
 	// Each stops cleanly on SIGTERM, well within its terminationGracePeriodSeconds.
 	for _, cp := range comps {
 		w.stop(cp.Name)
@@ -447,6 +464,9 @@ func (w *wiring) job(name string) (string, error) {
 	c := w.preparePod(name, typed[batchv1.Job](w.t, o).Spec.Template.Spec)
 	cmd := exec.CommandContext(w.ctx, c.bin, c.argv[1:]...)
 	cmd.Env = c.env
+	if a := c.spec.AutomountServiceAccountToken; a != nil && *a {
+		cmd.Env = append(cmd.Env, "KUBECONFIG="+w.kubeconfigFor(c.spec.ServiceAccountName))
+	}
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }

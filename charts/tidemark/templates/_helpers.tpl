@@ -168,3 +168,18 @@ Secret: it reads Kafka and the Secret is given; "" otherwise. A mechanism withou
 true
 {{- end -}}
 {{- end -}}
+
+{{/* "true" when this release manages the ExportJob CRD: the cluster has none yet, or the one it has
+is this release's (Helm's ownership annotations name it). A CRD another release installed, or one
+applied apart, is left alone, so that a second release in another namespace installs beside the
+first. Under helm template (GitOps), which cannot look, it is always "true": set crds.enabled=false on
+every release but one. */}}
+{{- define "tidemark.ownsCRDs" -}}
+{{- $crd := lookup "apiextensions.k8s.io/v1" "CustomResourceDefinition" "" "exportjobs.exports.tidemark.io" -}}
+{{- if not $crd -}}
+true
+{{- else -}}
+{{- $a := $crd.metadata.annotations | default dict -}}
+{{- if and (eq (get $a "meta.helm.sh/release-name") .Release.Name) (eq (get $a "meta.helm.sh/release-namespace") .Release.Namespace) }}true{{ end -}}
+{{- end -}}
+{{- end -}}

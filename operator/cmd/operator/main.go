@@ -4,17 +4,21 @@
 // Configuration (environment, read by package settings):
 //
 //	TIDEMARK_EXPORT_SOURCES    fileType=url pairs, e.g. market-trades=http://market:9090,funding-rates=http://market:9090
-//	TIDEMARK_S3_*              the export bucket and its credentials (mounted from a Secret), see objstore.S3ConfigFromEnv
+//	TIDEMARK_S3_*              the export bucket and its credentials (mounted from a Secret), see objstore.S3Config.RegisterEnv
 //	TIDEMARK_NAMESPACE         the namespace whose jobs are run (default: the pod's namespace, POD_NAMESPACE)
 //	TIDEMARK_EXPORT_MAX_CONCURRENT  exports running at once (default 4)
 //	TIDEMARK_INTERNAL_ADDR     /metrics, /healthz, /readyz (default :9090)
 //	TIDEMARK_LEADER_ELECT      default true
 //	TIDEMARK_LOG_LEVEL         debug, info, warn or error
+//
+// Run as `operator drain [-wait 1m]`, it deletes every ExportJob of its namespace and their files and
+// exits once none is left (the chart's pre-delete hook, when the CRD goes with the release).
 package main
 
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -30,6 +34,7 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -54,6 +59,13 @@ func main() {
 	env := &app.Env{Prefix: app.EnvPrefix, Lookup: os.LookupEnv}
 	logger := telemetry.NewLogger(os.Stderr, settings.LogLevel(env)).With("service", "operator")
 	ctrl.SetLogger(logr.FromSlogHandler(logger.Handler()))
+	if len(os.Args) > 1 && os.Args[1] == "drain" {
+		if err := drain(ctx, env, ctrl.GetConfigOrDie(), os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "operator drain:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(ctx, env, ctrl.GetConfigOrDie(), metrics.Registry, logger); err != nil {
 		fmt.Fprintln(os.Stderr, "operator:", err)
 		os.Exit(1)
@@ -119,6 +131,41 @@ func run(ctx context.Context, env *app.Env, kube *rest.Config, reg prometheus.Re
 	}
 	logger.Info("operator starting", "internal", internalAddr, "namespace", namespace, "leaderElection", leaderElect)
 	return mgr.Start(ctx)
+}
+
+// drain deletes every export job of the operator's namespace with its files (controller.Drain),
+// waiting -wait for a running operator to finalize them before doing it itself.
+func drain(ctx context.Context, env *app.Env, kube *rest.Config, args []string) error {
+	fs := flag.NewFlagSet("drain", flag.ContinueOnError)
+	wait := fs.Duration("wait", time.Minute, "how long a running operator has to finalize the deleted jobs")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	set, err := settings.Load(env)
+	if err != nil {
+		return err
+	}
+	if set.Namespace == "" {
+		return errors.New(app.EnvPrefix + "NAMESPACE (or POD_NAMESPACE) is required: the namespace whose jobs go")
+	}
+	store, err := objstore.NewS3(ctx, set.S3)
+	if err != nil {
+		return err
+	}
+	scheme := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	c, err := client.New(kube, client.Options{Scheme: scheme})
+	if err != nil {
+		return fmt.Errorf("kubernetes client: %w", err)
+	}
+	d, err := controller.Drain(ctx, c, store, set.Namespace, *wait)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("drained %s: %d export jobs, %d finalized by the operator, %d here\n", set.Namespace, d.Jobs, d.ByOperator, d.Jobs-d.ByOperator)
+	return nil
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -13,6 +13,7 @@ import (
 	"github.com/tidemark/tidemark/operator/api/v1alpha1"
 	"github.com/tidemark/tidemark/operator/export"
 	"github.com/tidemark/tidemark/operator/export/exporttest"
+	"github.com/tidemark/tidemark/operator/internal/controller"
 )
 
 // slowSource streams 100 rows every 50 ms: 60 s for its 120000 rows, longer than any test waits.
@@ -241,5 +242,37 @@ func TestKubectlColumns(t *testing.T) {
 	other := run("get", "ej", "-n", b.ns, "-l", v1alpha1.AuthorityLabel+"="+account1)
 	if strings.Contains(other, job.Name) {
 		t.Errorf("selecting another authority listed the job")
+	}
+}
+
+// TestDrainLeavesNoFinalizer: what a release's uninstall runs before its operator and CRD go. With
+// the operator running, it finalizes the deleted jobs; with none, Drain does: either way no job
+// (whose finalizer would hold the CRD in Terminating) and no file is left.
+func TestDrainLeavesNoFinalizer(t *testing.T) {
+	ctx := context.Background()
+	src := exporttest.Start(t, &exporttest.Server{Rows: 100})
+	b := newBed(t, bedOptions{source: src.Source()})
+	for range 2 {
+		b.waitPhase(b.create(spec()).Name, v1alpha1.PhaseReady, 20*time.Second)
+	}
+	d, err := controller.Drain(ctx, k8s, b.store, b.ns, 20*time.Second)
+	if err != nil || d.Jobs != 2 || d.ByOperator != 2 {
+		t.Fatalf("drain beside a running operator: %+v %v, want 2 jobs finalized by it", d, err)
+	}
+	if keys := b.objects(); len(keys) != 0 {
+		t.Errorf("bucket holds %v after the drain, want nothing", keys)
+	}
+
+	// No operator: the jobs it had finalized and stored stay behind unless Drain finalizes them.
+	job := b.create(spec())
+	b.waitPhase(job.Name, v1alpha1.PhaseReady, 20*time.Second)
+	b.stop()
+	d, err = controller.Drain(ctx, k8s, b.store, b.ns, time.Second)
+	if err != nil || d.Jobs != 1 || d.ByOperator != 0 {
+		t.Fatalf("drain with no operator: %+v %v, want 1 job finalized by the drain", d, err)
+	}
+	b.waitGone(job.Name, 10*time.Second)
+	if keys := b.objects(); len(keys) != 0 {
+		t.Errorf("bucket holds %v after the drain, want nothing", keys)
 	}
 }
