@@ -118,3 +118,16 @@ func (c *Catalogue) Market(ctx context.Context, symbol string) (events.Market, e
 	c.mu.Unlock()
 	return m, nil
 }
+
+// Store is the schema a service's store reads with the catalogue of its markets: the pg.DB its
+// statements run on and the Catalogue its routes check a symbol against. A service's store embeds
+// it, so that both come from one constructor and the two can never name different schemas.
+type Store struct {
+	pg.DB
+	*Catalogue
+}
+
+// NewStore reads schema through pool.
+func NewStore(pool *pgxpool.Pool, schema string) Store {
+	return Store{DB: pg.DB{Pool: pool, Schema: schema}, Catalogue: NewCatalogue(pool, schema)}
+}

@@ -28,20 +28,18 @@ const StatesTable = "states"
 
 // Store reads the amm schema's catalogue and rollup.
 type Store struct {
-	pg.DB
-	*markets.Catalogue
+	markets.Store
 	chunks string
 	points string
 }
 
 // NewStore reads schema through pool.
 func NewStore(pool *pgxpool.Pool, schema string) *Store {
-	db := pg.DB{Pool: pool, Schema: schema}
-	rollup := db.Table("rollup")
+	ms := markets.NewStore(pool, schema)
+	rollup := ms.Table("rollup")
 	hdr, fmtByte := strconv.Itoa(amm.HeaderBytes), strconv.Itoa(amm.BitmapBytes)
 	return &Store{
-		DB:        db,
-		Catalogue: markets.NewCatalogue(pool, schema),
+		Store: ms,
 		// The carried chunk and the window's in one statement; the union keeps each side's order.
 		chunks: `(SELECT start, chunk FROM ` + rollup + ` WHERE symbol = $1 AND row = $2 AND start < $3 ORDER BY start DESC LIMIT 1)
 UNION ALL

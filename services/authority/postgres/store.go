@@ -28,14 +28,11 @@ func Migrations() fs.FS { return pg.MigrationsDir(migrations) }
 
 // Store reads the authority schema: it is the authority.Store, and the catalogue of the spot markets
 // its stakes named.
-type Store struct {
-	pg.DB
-	*markets.Catalogue
-}
+type Store struct{ markets.Store }
 
 // NewStore reads schema through pool.
 func NewStore(pool *pgxpool.Pool, schema string) *Store {
-	return &Store{DB: pg.DB{Pool: pool, Schema: schema}, Catalogue: markets.NewCatalogue(pool, schema)}
+	return &Store{markets.NewStore(pool, schema)}
 }
 
 // Accounts implements authority.Store.

@@ -25,14 +25,11 @@ var migrations embed.FS
 func Migrations() fs.FS { return pg.MigrationsDir(migrations) }
 
 // Store reads the market schema's catalogue and candles; the event series are the kit's to read.
-type Store struct {
-	pg.DB
-	*markets.Catalogue
-}
+type Store struct{ markets.Store }
 
 // NewStore reads schema through pool.
 func NewStore(pool *pgxpool.Pool, schema string) *Store {
-	return &Store{DB: pg.DB{Pool: pool, Schema: schema}, Catalogue: markets.NewCatalogue(pool, schema)}
+	return &Store{markets.NewStore(pool, schema)}
 }
 
 // Volumes are exact numeric sums in protocol precision; the cast to float8 before scaling spares a

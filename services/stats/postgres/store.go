@@ -16,21 +16,19 @@ import (
 	"github.com/tidemark/tidemark/platform/fault"
 	"github.com/tidemark/tidemark/platform/markets"
 	"github.com/tidemark/tidemark/platform/outbox"
-	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/platform/series"
 	"github.com/tidemark/tidemark/services/stats"
 )
 
 // Store reads the stats schema: it is the stats.Store.
 type Store struct {
-	pg.DB
-	*markets.Catalogue
+	markets.Store
 	t tables
 }
 
 // NewStore reads schema through pool.
 func NewStore(pool *pgxpool.Pool, schema string) *Store {
-	return &Store{DB: pg.DB{Pool: pool, Schema: schema}, Catalogue: markets.NewCatalogue(pool, schema), t: tablesOf(schema)}
+	return &Store{Store: markets.NewStore(pool, schema), t: tablesOf(schema)}
 }
 
 // querier is what reads need of a pool or a transaction.

@@ -28,14 +28,11 @@ var migrations embed.FS
 func Migrations() fs.FS { return pg.MigrationsDir(migrations) }
 
 // Store reads the user schema: it is the user.Store.
-type Store struct {
-	pg.DB
-	*markets.Catalogue
-}
+type Store struct{ markets.Store }
 
 // NewStore reads schema through pool.
 func NewStore(pool *pgxpool.Pool, schema string) *Store {
-	return &Store{DB: pg.DB{Pool: pool, Schema: schema}, Catalogue: markets.NewCatalogue(pool, schema)}
+	return &Store{markets.NewStore(pool, schema)}
 }
 
 // hasFill is the SQL of "order o has a fill": one of the account's fills names it, or its record says
