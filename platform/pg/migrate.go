@@ -13,16 +13,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// MigrationsDir is the migrations folder of a service's embedded files (the package's
-// `//go:embed migrations/*.sql`): what Migrate applies.
-func MigrationsDir(embedded fs.FS) fs.FS {
-	sub, err := fs.Sub(embedded, "migrations")
-	if err != nil {
-		panic(err) // only for a malformed path, and this one is fixed
-	}
-	return sub
-}
-
 // Migrate brings schema up to date. It creates the schema and the platform tables every
 // service relies on (schema_migrations, kafka_offsets, outbox, outbox_seq), then applies each *.sql file
 // found in migrations (nil = none) once, in lexical order of the file names, each in its own

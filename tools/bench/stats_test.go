@@ -19,6 +19,7 @@ import (
 	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/services/stats"
 	statspg "github.com/tidemark/tidemark/services/stats/postgres"
+	statsmigrations "github.com/tidemark/tidemark/services/stats/postgres/migrations"
 	statsservice "github.com/tidemark/tidemark/services/stats/service"
 	"github.com/tidemark/tidemark/tools/sim"
 )
@@ -63,7 +64,7 @@ func statsFloorCase() ingestCase {
 	c := statsIngestCase()
 	c.name = "stats_floor"
 	table := statspg.FillsTable("stats")
-	c.svc = kit.Service{Name: "stats", Migrations: statspg.Migrations(), Build: func(kit.Deps) (kit.Parts, error) {
+	c.svc = kit.Service{Name: "stats", Migrations: statsmigrations.FS, Build: func(kit.Deps) (kit.Parts, error) {
 		return kit.Parts{Sinks: []ingest.Sink{ingest.Prepared(events.TopicFills,
 			func(e ingest.Event[*events.Fill]) (stats.Fill, error) { return stats.FillOf(e.Record) },
 			func(ctx context.Context, tx pgx.Tx, fills []stats.Fill) error {

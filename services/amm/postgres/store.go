@@ -4,24 +4,15 @@ package postgres
 
 import (
 	"context"
-	"embed"
 	"fmt"
-	"io/fs"
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tidemark/tidemark/platform/markets"
-	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/services/amm"
 )
-
-//go:embed migrations/*.sql
-var migrations embed.FS
-
-// Migrations are the schema's migrations, applied by the kit at start-up.
-func Migrations() fs.FS { return pg.MigrationsDir(migrations) }
 
 // StatesTable is the raw states' table, partitioned by day.
 const StatesTable = "states"

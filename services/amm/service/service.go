@@ -14,6 +14,7 @@ import (
 	"github.com/tidemark/tidemark/platform/pg"
 	ammhttp "github.com/tidemark/tidemark/services/amm/http"
 	"github.com/tidemark/tidemark/services/amm/postgres"
+	"github.com/tidemark/tidemark/services/amm/postgres/migrations"
 )
 
 // DefaultRawRetention is Config.RawRetention when none is set.
@@ -47,7 +48,7 @@ func (c Config) Validate() error {
 func Service(cfg Config) kit.Service {
 	return kit.Configure(kit.Service{
 		Name:       "amm",
-		Migrations: postgres.Migrations(),
+		Migrations: migrations.FS,
 		Prefixes:   []string{"/amm/"},
 	}, cfg, func(d kit.Deps, cfg Config) (kit.Parts, error) {
 		retention := cfg.RawRetention

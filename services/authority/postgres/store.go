@@ -4,10 +4,8 @@ package postgres
 
 import (
 	"context"
-	"embed"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
@@ -15,16 +13,9 @@ import (
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/markets"
-	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/platform/snapshots"
 	"github.com/tidemark/tidemark/services/authority"
 )
-
-//go:embed migrations/*.sql
-var migrations embed.FS
-
-// Migrations are the schema's migrations, applied by the kit at start-up.
-func Migrations() fs.FS { return pg.MigrationsDir(migrations) }
 
 // Store reads the authority schema: it is the authority.Store, and the catalogue of the spot markets
 // its stakes named.

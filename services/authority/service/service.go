@@ -28,6 +28,7 @@ import (
 	"github.com/tidemark/tidemark/services/authority"
 	authorityhttp "github.com/tidemark/tidemark/services/authority/http"
 	"github.com/tidemark/tidemark/services/authority/postgres"
+	"github.com/tidemark/tidemark/services/authority/postgres/migrations"
 )
 
 // Config is the authority service's own configuration; zero values take the defaults.
@@ -89,7 +90,7 @@ func (c Config) Validate() error {
 func Service(cfg Config) kit.Service {
 	return kit.Configure(kit.Service{
 		Name:       "authority",
-		Migrations: postgres.Migrations(),
+		Migrations: migrations.FS,
 		Prefixes:   []string{"/authority/"},
 	}, cfg, func(d kit.Deps, cfg Config) (kit.Parts, error) {
 		store := postgres.NewStore(d.Pool, d.Schema)

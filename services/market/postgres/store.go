@@ -4,9 +4,7 @@ package postgres
 
 import (
 	"context"
-	"embed"
 	"fmt"
-	"io/fs"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -17,12 +15,6 @@ import (
 	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/services/market"
 )
-
-//go:embed migrations/*.sql
-var migrations embed.FS
-
-// Migrations are the schema's migrations, applied by the kit at start-up.
-func Migrations() fs.FS { return pg.MigrationsDir(migrations) }
 
 // Store reads the market schema's catalogue and candles; the event series are the kit's to read.
 type Store struct{ markets.Store }

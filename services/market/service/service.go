@@ -17,6 +17,7 @@ import (
 	"github.com/tidemark/tidemark/services/market"
 	markethttp "github.com/tidemark/tidemark/services/market/http"
 	"github.com/tidemark/tidemark/services/market/postgres"
+	"github.com/tidemark/tidemark/services/market/postgres/migrations"
 )
 
 // DefaultEdgeWindow is Config.EdgeWindow when none is set.
@@ -50,7 +51,7 @@ func (c Config) Validate() error {
 func Service(cfg Config) kit.Service {
 	return kit.Configure(kit.Service{
 		Name:       "market",
-		Migrations: postgres.Migrations(),
+		Migrations: migrations.FS,
 		Prefixes:   []string{"/market/"},
 		Publishes:  []string{events.TopicEdgeCandles},
 	}, cfg, func(d kit.Deps, cfg Config) (kit.Parts, error) {

@@ -25,6 +25,7 @@ import (
 	"github.com/tidemark/tidemark/platform/pg/pgtest"
 	"github.com/tidemark/tidemark/services/notify"
 	"github.com/tidemark/tidemark/services/notify/postgres"
+	"github.com/tidemark/tidemark/services/notify/postgres/migrations"
 	"github.com/tidemark/tidemark/services/notify/service"
 )
 
@@ -469,7 +470,7 @@ func decode(t *testing.T, rec *httptest.ResponseRecorder, into any) {
 func TestSignatureRecordMigration(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.NewPool(t, kittest.Postgres())
-	all := postgres.Migrations()
+	all := migrations.FS
 	first, err := fs.ReadFile(all, "001_init.sql")
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/tidemark/tidemark/services/notify"
 	notifyhttp "github.com/tidemark/tidemark/services/notify/http"
 	"github.com/tidemark/tidemark/services/notify/postgres"
+	"github.com/tidemark/tidemark/services/notify/postgres/migrations"
 )
 
 // Defaults of the configuration.
@@ -100,7 +101,7 @@ const (
 func Service(cfg Config) kit.Service {
 	return kit.Configure(kit.Service{
 		Name:       "notify",
-		Migrations: postgres.Migrations(),
+		Migrations: migrations.FS,
 		Prefixes:   []string{"/notifications"},
 		Publishes:  []string{events.TopicEdgeNotifications},
 	}, cfg, func(d kit.Deps, c Config) (kit.Parts, error) {

@@ -4,9 +4,7 @@ package postgres
 
 import (
 	"context"
-	"embed"
 	"fmt"
-	"io/fs"
 
 	"github.com/jackc/pgx/v5"
 
@@ -16,12 +14,6 @@ import (
 	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/services/stats"
 )
-
-//go:embed migrations/*.sql
-var migrations embed.FS
-
-// Migrations are the schema's migrations, applied by the kit at start-up.
-func Migrations() fs.FS { return pg.MigrationsDir(migrations) }
 
 // Ingest writes the topics the stats service consumes into its schema. Every aggregate moves only
 // with the rows its transaction inserted (ingest.Table.Insert's fresh rows): a batch delivered twice

@@ -10,13 +10,14 @@ import (
 	"github.com/tidemark/tidemark/platform/kit"
 	statshttp "github.com/tidemark/tidemark/services/stats/http"
 	"github.com/tidemark/tidemark/services/stats/postgres"
+	"github.com/tidemark/tidemark/services/stats/postgres/migrations"
 )
 
 // Service declares the stats service.
 func Service() kit.Service {
 	return kit.Service{
 		Name:       "stats",
-		Migrations: postgres.Migrations(),
+		Migrations: migrations.FS,
 		// /params and /vaults are exact reads; the prefixes of the edge's routing table match them and
 		// nothing else the API serves.
 		Prefixes:  []string{"/stats/", "/params", "/vaults", "/external/"},

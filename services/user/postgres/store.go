@@ -4,11 +4,9 @@ package postgres
 
 import (
 	"context"
-	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -16,16 +14,9 @@ import (
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/fault"
 	"github.com/tidemark/tidemark/platform/markets"
-	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/platform/snapshots"
 	"github.com/tidemark/tidemark/services/user"
 )
-
-//go:embed migrations/*.sql
-var migrations embed.FS
-
-// Migrations are the schema's migrations, applied by the kit at start-up.
-func Migrations() fs.FS { return pg.MigrationsDir(migrations) }
 
 // Store reads the user schema: it is the user.Store.
 type Store struct{ markets.Store }

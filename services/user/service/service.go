@@ -16,6 +16,7 @@ import (
 	"github.com/tidemark/tidemark/services/user"
 	userhttp "github.com/tidemark/tidemark/services/user/http"
 	"github.com/tidemark/tidemark/services/user/postgres"
+	"github.com/tidemark/tidemark/services/user/postgres/migrations"
 )
 
 // Service declares the user service.
@@ -25,7 +26,7 @@ func Service() kit.Service {
 		// "user" is a reserved word of SQL: the schema is named so that hand-written SQL need not
 		// quote it.
 		Schema:     "users",
-		Migrations: postgres.Migrations(),
+		Migrations: migrations.FS,
 		Prefixes:   []string{"/user/"},
 		Build: func(d kit.Deps) (kit.Parts, error) {
 			store := postgres.NewStore(d.Pool, d.Schema)
