@@ -10,8 +10,10 @@ import (
 	"os"
 	"strings"
 
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	kafkago "github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/sasl"
+	mskiam "github.com/segmentio/kafka-go/sasl/aws_msk_iam_v2"
 	"github.com/segmentio/kafka-go/sasl/plain"
 	"github.com/segmentio/kafka-go/sasl/scram"
 
@@ -23,6 +25,10 @@ const (
 	SASLPlain       = "PLAIN"
 	SASLScramSHA256 = "SCRAM-SHA-256"
 	SASLScramSHA512 = "SCRAM-SHA-512"
+	// SASLAWSMSKIAM is Amazon MSK's IAM access control: each connection presents a request signed
+	// with the pod's AWS credentials (the SDK's chain: IAM roles for service accounts, Pod Identity,
+	// instance credentials), no username or password.
+	SASLAWSMSKIAM = "AWS_MSK_IAM"
 )
 
 // Security is how a deployable authenticates to the brokers and protects the connection, as the
@@ -47,6 +53,9 @@ type Security struct {
 	// TIDEMARK_KAFKA_SASL_PASSWORD).
 	Mechanism          string
 	Username, Password string
+	// AWSRegion is the MSK cluster's region, for AWS_MSK_IAM (TIDEMARK_KAFKA_AWS_REGION); empty:
+	// the AWS SDK's (AWS_REGION).
+	AWSRegion string
 }
 
 // RegisterEnv reads the TIDEMARK_KAFKA_TLS* and TIDEMARK_KAFKA_SASL_* variables.
@@ -59,6 +68,7 @@ func (s *Security) RegisterEnv(e *app.Env) {
 	s.Mechanism = e.String("KAFKA_SASL_MECHANISM", "")
 	s.Username = e.String("KAFKA_SASL_USERNAME", "")
 	s.Password = e.String("KAFKA_SASL_PASSWORD", "")
+	s.AWSRegion = e.String("KAFKA_AWS_REGION", "")
 }
 
 // Validate reports every setting that cannot work, naming its variable, without reading any file.
@@ -77,8 +87,20 @@ func (s Security) Validate() error {
 			errs = append(errs, fmt.Errorf("%sKAFKA_SASL_MECHANISM %s needs %sKAFKA_SASL_USERNAME and %sKAFKA_SASL_PASSWORD",
 				app.EnvPrefix, s.Mechanism, app.EnvPrefix, app.EnvPrefix))
 		}
+	case SASLAWSMSKIAM:
+		if s.Username != "" || s.Password != "" {
+			errs = append(errs, fmt.Errorf("%sKAFKA_SASL_MECHANISM %s signs with the pod's AWS credentials: unset %sKAFKA_SASL_USERNAME and %sKAFKA_SASL_PASSWORD",
+				app.EnvPrefix, s.Mechanism, app.EnvPrefix, app.EnvPrefix))
+		}
+		if !s.tlsOn() {
+			// MSK's IAM listener speaks TLS only; without it the signed request would go in clear.
+			errs = append(errs, fmt.Errorf("%sKAFKA_SASL_MECHANISM %s needs %sKAFKA_TLS", app.EnvPrefix, s.Mechanism, app.EnvPrefix))
+		}
 	default:
 		errs = append(errs, unknownMechanism(s.Mechanism))
+	}
+	if s.AWSRegion != "" && s.Mechanism != SASLAWSMSKIAM {
+		errs = append(errs, fmt.Errorf("%sKAFKA_AWS_REGION is for %sKAFKA_SASL_MECHANISM %s only", app.EnvPrefix, app.EnvPrefix, SASLAWSMSKIAM))
 	}
 	return errors.Join(errs...)
 }
@@ -132,12 +154,29 @@ func (s Security) SASL() (sasl.Mechanism, error) {
 			return nil, fmt.Errorf("%sKAFKA_SASL_MECHANISM %s: %w", app.EnvPrefix, s.Mechanism, err)
 		}
 		return m, nil
+	case SASLAWSMSKIAM:
+		var opts []func(*awsconfig.LoadOptions) error
+		if s.AWSRegion != "" {
+			opts = append(opts, awsconfig.WithRegion(s.AWSRegion))
+		}
+		// Loading reads the environment and the shared files only; credentials are fetched (and
+		// renewed) at each connection's signature.
+		cfg, err := awsconfig.LoadDefaultConfig(context.Background(), opts...)
+		if err != nil {
+			return nil, fmt.Errorf("%sKAFKA_SASL_MECHANISM %s: the AWS configuration: %w", app.EnvPrefix, s.Mechanism, err)
+		}
+		if cfg.Region == "" {
+			return nil, fmt.Errorf("%sKAFKA_SASL_MECHANISM %s needs the cluster's region: %sKAFKA_AWS_REGION or AWS_REGION",
+				app.EnvPrefix, s.Mechanism, app.EnvPrefix)
+		}
+		return mskiam.NewMechanism(cfg), nil
 	}
 	return nil, unknownMechanism(s.Mechanism)
 }
 
 func unknownMechanism(m string) error {
-	return fmt.Errorf("%sKAFKA_SASL_MECHANISM %q must be one of %s, %s, %s", app.EnvPrefix, m, SASLPlain, SASLScramSHA256, SASLScramSHA512)
+	return fmt.Errorf("%sKAFKA_SASL_MECHANISM %q must be one of %s, %s, %s, %s", app.EnvPrefix, m, SASLPlain, SASLScramSHA256,
+		SASLScramSHA512, SASLAWSMSKIAM)
 }
 
 // Secure returns c connecting as s says: its TLS configuration and SASL mechanism built, the files

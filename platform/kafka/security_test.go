@@ -2,9 +2,16 @@ package kafka_test
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/segmentio/kafka-go/sasl"
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kafka"
@@ -80,6 +87,8 @@ func TestSecureBrokersRefuseWrongSettings(t *testing.T) {
 	sasl := kafkatest.Start(t, kafkatest.Options{Mechanism: kafka.SASLScramSHA512, User: "tidemark", Password: "right"})
 	mtls := kafkatest.Start(t, kafkatest.Options{ClientCerts: true})
 	other := kafkatest.NewCA(t, t.TempDir(), "another-ca")
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")
 	for _, tc := range []struct {
 		name   string
 		broker *kafkatest.Broker
@@ -95,6 +104,10 @@ func TestSecureBrokersRefuseWrongSettings(t *testing.T) {
 		{"a client certificate of another CA", mtls, func(s *kafka.Security) {
 			s.CertFile, s.KeyFile = other.Issue(t, t.TempDir(), "stranger")
 		}, "TIDEMARK_KAFKA_TLS_CERT_FILE"},
+		// Only Amazon MSK speaks AWS_MSK_IAM: any other cluster refuses the mechanism by name.
+		{"MSK IAM against a SCRAM cluster", sasl, func(s *kafka.Security) {
+			s.Mechanism, s.Username, s.Password, s.AWSRegion = kafka.SASLAWSMSKIAM, "", "", "eu-west-1"
+		}, "TIDEMARK_KAFKA_SASL_MECHANISM"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sec := tc.broker.Security
@@ -105,6 +118,9 @@ func TestSecureBrokersRefuseWrongSettings(t *testing.T) {
 			err := kc.Handshake(ctx)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("handshake: %v, want an error naming %s", err, tc.want)
+			}
+			if testing.Verbose() {
+				t.Log(err)
 			}
 		})
 	}
@@ -130,6 +146,12 @@ func TestSecurityValidate(t *testing.T) {
 		{"a mechanism without a password", kafka.Security{Mechanism: kafka.SASLPlain, Username: "u"}, "TIDEMARK_KAFKA_SASL_PASSWORD"},
 		{"an unknown mechanism", kafka.Security{Mechanism: "GSSAPI", Username: "u", Password: "p"}, "TIDEMARK_KAFKA_SASL_MECHANISM"},
 		{"credentials without a mechanism", kafka.Security{Username: "u", Password: "p"}, "TIDEMARK_KAFKA_SASL_MECHANISM"},
+		{"MSK IAM over TLS", kafka.Security{Mechanism: kafka.SASLAWSMSKIAM, TLS: true, AWSRegion: "eu-west-1"}, ""},
+		{"MSK IAM in clear", kafka.Security{Mechanism: kafka.SASLAWSMSKIAM}, "TIDEMARK_KAFKA_TLS"},
+		{"MSK IAM with a password", kafka.Security{Mechanism: kafka.SASLAWSMSKIAM, TLS: true, Username: "u", Password: "p"},
+			"TIDEMARK_KAFKA_SASL_USERNAME"},
+		{"a region without MSK IAM", kafka.Security{Mechanism: kafka.SASLPlain, Username: "u", Password: "p", AWSRegion: "eu-west-1"},
+			"TIDEMARK_KAFKA_AWS_REGION"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.sec.Validate()
@@ -141,5 +163,62 @@ func TestSecurityValidate(t *testing.T) {
 	_, err := kafka.Config{}.Secure(kafka.Security{CAFile: "/nonexistent/ca.crt"})
 	if err == nil || !strings.Contains(err.Error(), "TIDEMARK_KAFKA_TLS_CA_FILE") {
 		t.Fatalf("a missing CA file: %v", err)
+	}
+}
+
+// TestMSKIAMSignature: what AWS_MSK_IAM presents to the broker is the request MSK's IAM access
+// control expects (aws-msk-iam-auth's payload), signed with the credentials of the AWS SDK's chain
+// (here its environment variables): the test recomputes the SigV4 signature itself, as MSK does.
+func TestMSKIAMSignature(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")
+	t.Setenv("AWS_SESSION_TOKEN", "session-of-the-pod")
+	t.Setenv("AWS_REGION", "us-east-1") // TIDEMARK_KAFKA_AWS_REGION wins over it
+	mech, err := kafka.Security{Mechanism: kafka.SASLAWSMSKIAM, TLS: true, AWSRegion: "eu-west-1"}.SASL()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const host = "b-1.tidemark.abc123.c2.kafka.eu-west-1.amazonaws.com:9098"
+	_, raw, err := mech.Start(sasl.WithMetadata(context.Background(), &sasl.Metadata{Host: host}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p map[string]string
+	if err := json.Unmarshal(raw, &p); err != nil {
+		t.Fatalf("payload %s: %v", raw, err)
+	}
+	date, err := time.Parse("20060102T150405Z", p["x-amz-date"])
+	if err != nil || time.Since(date) > time.Minute {
+		t.Fatalf("x-amz-date %q: %v", p["x-amz-date"], err)
+	}
+	scope := date.Format("20060102") + "/eu-west-1/kafka-cluster/aws4_request"
+	for k, want := range map[string]string{
+		"version": "2020_10_22", "host": host, "action": "kafka-cluster:Connect", "x-amz-algorithm": "AWS4-HMAC-SHA256",
+		"x-amz-credential": "AKIDEXAMPLE/" + scope, "x-amz-security-token": "session-of-the-pod", "x-amz-signedheaders": "host",
+	} {
+		if p[k] != want {
+			t.Errorf("%s = %q, want %q", k, p[k], want)
+		}
+	}
+	// SigV4 of the presigned GET kafka://host/?Action=kafka-cluster:Connect&X-Amz-...: the canonical
+	// request (the query sorted and escaped, the host header, the empty payload's hash), the string
+	// to sign, and the key derived from the secret, the date, the region and the service.
+	q := url.Values{"Action": {p["action"]}}
+	for _, k := range []string{"X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Date", "X-Amz-Expires", "X-Amz-Security-Token", "X-Amz-SignedHeaders"} {
+		q.Set(k, p[strings.ToLower(k)])
+	}
+	query := strings.ReplaceAll(q.Encode(), "+", "%20")
+	emptyHash := sha256.Sum256(nil)
+	canonical := "GET\n/\n" + query + "\nhost:" + host + "\n\nhost\n" + hex.EncodeToString(emptyHash[:])
+	canonicalHash := sha256.Sum256([]byte(canonical))
+	toSign := "AWS4-HMAC-SHA256\n" + p["x-amz-date"] + "\n" + scope + "\n" + hex.EncodeToString(canonicalHash[:])
+	key := []byte("AWS4" + "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")
+	for _, part := range []string{date.Format("20060102"), "eu-west-1", "kafka-cluster", "aws4_request", toSign} {
+		m := hmac.New(sha256.New, key)
+		m.Write([]byte(part))
+		key = m.Sum(nil)
+	}
+	if got := p["x-amz-signature"]; got != hex.EncodeToString(key) {
+		t.Errorf("x-amz-signature %s, want %x (the canonical request:\n%s)", got, key, canonical)
 	}
 }

@@ -244,3 +244,16 @@ tidemark:
 		t.Errorf("a misspelt key of global.kafka: %v, want refused", err)
 	}
 }
+
+// TestChartMSKIAM: with Amazon MSK's IAM access control the pods get the mechanism and the region,
+// and no user Secret is asked for or referenced.
+func TestChartMSKIAM(t *testing.T) {
+	objs := objects(t, render(t, "--set", "global.kafka.tls.enabled=true,global.kafka.sasl.mechanism=AWS_MSK_IAM,global.kafka.sasl.awsRegion=eu-west-1"))
+	env := envOf(deployment(t, objs, "market").Spec.Template.Spec.Containers[0])
+	if env["TIDEMARK_KAFKA_SASL_MECHANISM"].Value != "AWS_MSK_IAM" || env["TIDEMARK_KAFKA_AWS_REGION"].Value != "eu-west-1" {
+		t.Errorf("market's Kafka variables: %v", env)
+	}
+	if _, ok := env["TIDEMARK_KAFKA_SASL_USERNAME"]; ok {
+		t.Error("a username from a Secret beside AWS_MSK_IAM")
+	}
+}

@@ -29,6 +29,7 @@ var Managed = map[string]string{
 	"TIDEMARK_KAFKA_SASL_MECHANISM":  "`global.kafka.sasl.mechanism`",
 	"TIDEMARK_KAFKA_SASL_USERNAME":   "`global.kafka.sasl.existingSecret`",
 	"TIDEMARK_KAFKA_SASL_PASSWORD":   "`global.kafka.sasl.existingSecret`",
+	"TIDEMARK_KAFKA_AWS_REGION":      "`global.kafka.sasl.awsRegion`",
 	"TIDEMARK_PAGE_KEY":              "`global.pageKey`",
 	"TIDEMARK_PUBLIC_ADDR":           "`ports.public`",
 	"TIDEMARK_INTERNAL_ADDR":         "`ports.internal`",

@@ -158,7 +158,7 @@ identity's token: it reads S3 and global.s3.webIdentity is enabled; "" otherwise
 Secret: it reads Kafka and the Secret is given; "" otherwise. A mechanism without its Secret fails. */}}
 {{- define "tidemark.kafkaTLSVolume" -}}
 {{- $k := .root.Values.global.kafka -}}
-{{- if and $k.sasl.mechanism (not $k.sasl.existingSecret) (or .topics (not .c.values.kafkaUser.existingSecret)) -}}
+{{- if and $k.sasl.mechanism (ne $k.sasl.mechanism "AWS_MSK_IAM") (not $k.sasl.existingSecret) (or .topics (not .c.values.kafkaUser.existingSecret)) -}}
 {{- fail "global.kafka.sasl.mechanism needs global.kafka.sasl.existingSecret, the Secret with the user's name and password" -}}
 {{- end -}}
 {{- if and $k.tls.clientCertificate (not $k.tls.existingSecret) -}}

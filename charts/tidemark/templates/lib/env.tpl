@@ -183,6 +183,12 @@ Secret) and SASL (keys of the team's Secret). The context is (dict "root" $ "c" 
 {{- if and (has "TIDEMARK_KAFKA_SASL_MECHANISM" $reads) $sasl.mechanism }}
 - name: TIDEMARK_KAFKA_SASL_MECHANISM
   value: {{ $sasl.mechanism | quote }}
+{{- if eq $sasl.mechanism "AWS_MSK_IAM" }}
+{{- if $sasl.awsRegion }}
+- name: TIDEMARK_KAFKA_AWS_REGION
+  value: {{ $sasl.awsRegion | quote }}
+{{- end }}
+{{- else }}
 - name: TIDEMARK_KAFKA_SASL_USERNAME
   valueFrom:
     secretKeyRef:
@@ -193,5 +199,6 @@ Secret) and SASL (keys of the team's Secret). The context is (dict "root" $ "c" 
     secretKeyRef:
       name: {{ $user }}
       key: {{ $sasl.passwordKey }}
+{{- end }}
 {{- end }}
 {{- end -}}
