@@ -19,32 +19,20 @@ func Load(dir, arch string) (v1.Image, error) {
 	if arch == "" {
 		arch = runtime.GOARCH
 	}
-	idx, err := layout.ImageIndexFromPath(dir)
+	es, err := entries(dir)
 	if err != nil {
 		return nil, err
 	}
-	m, err := idx.IndexManifest()
-	if err != nil {
-		return nil, err
-	}
-	for _, d := range m.Manifests {
+	for _, e := range es {
+		d := e.desc
 		switch {
-		case d.MediaType.IsIndex():
-			inner, err := idx.ImageIndex(d.Digest)
-			if err != nil {
-				return nil, err
+		case !d.MediaType.IsImage() || d.ArtifactType == SBOMArtifactType:
+		case d.Platform != nil:
+			if d.Platform.OS == "linux" && d.Platform.Architecture == arch {
+				return e.in.Image(d.Digest)
 			}
-			im, err := inner.IndexManifest()
-			if err != nil {
-				return nil, err
-			}
-			for _, id := range im.Manifests {
-				if id.Platform != nil && id.Platform.OS == "linux" && id.Platform.Architecture == arch {
-					return inner.Image(id.Digest)
-				}
-			}
-		case d.MediaType.IsImage():
-			img, err := idx.Image(d.Digest)
+		default: // a lone image says its platform in its config
+			img, err := e.in.Image(d.Digest)
 			if err != nil {
 				return nil, err
 			}
@@ -71,8 +59,40 @@ func SBOM(dir, arch string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	es, err := entries(dir)
+	if err != nil {
+		return nil, err
+	}
 	p := layout.Path(dir)
-	top, err := p.ImageIndex()
+	for _, e := range es {
+		if e.desc.ArtifactType != SBOMArtifactType {
+			continue
+		}
+		raw, err := p.Bytes(e.desc.Digest)
+		if err != nil {
+			return nil, err
+		}
+		var art v1.Manifest
+		if err := json.Unmarshal(raw, &art); err != nil {
+			return nil, fmt.Errorf("%s: artifact %s: %w", dir, e.desc.Digest, err)
+		}
+		if art.Subject != nil && art.Subject.Digest == want && len(art.Layers) == 1 && art.Layers[0].MediaType == SBOMArtifactType {
+			return p.Bytes(art.Layers[0].Digest)
+		}
+	}
+	return nil, fmt.Errorf("%s: no SBOM of the linux/%s image %s", dir, arch, want)
+}
+
+// entry is a manifest of a layout with the index that lists it.
+type entry struct {
+	in   v1.ImageIndex
+	desc v1.Descriptor
+}
+
+// entries are the manifests of the layout dir: those its index.json lists, and in place of an
+// index, the manifests it lists.
+func entries(dir string) ([]entry, error) {
+	top, err := layout.ImageIndexFromPath(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -80,8 +100,10 @@ func SBOM(dir, arch string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	var out []entry
 	for _, d := range m.Manifests {
 		if !d.MediaType.IsIndex() {
+			out = append(out, entry{top, d})
 			continue
 		}
 		inner, err := top.ImageIndex(d.Digest)
@@ -92,24 +114,11 @@ func SBOM(dir, arch string) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, a := range im.Manifests {
-			if a.ArtifactType != SBOMArtifactType {
-				continue
-			}
-			raw, err := p.Bytes(a.Digest)
-			if err != nil {
-				return nil, err
-			}
-			var art v1.Manifest
-			if err := json.Unmarshal(raw, &art); err != nil {
-				return nil, fmt.Errorf("%s: artifact %s: %w", dir, a.Digest, err)
-			}
-			if art.Subject != nil && art.Subject.Digest == want && len(art.Layers) == 1 && art.Layers[0].MediaType == SBOMArtifactType {
-				return p.Bytes(art.Layers[0].Digest)
-			}
+		for _, id := range im.Manifests {
+			out = append(out, entry{inner, id})
 		}
 	}
-	return nil, fmt.Errorf("%s: no SBOM of the linux/%s image %s", dir, arch, want)
+	return out, nil
 }
 
 // ExtractFile writes the file at path in img's filesystem to dst, executable.
