@@ -77,7 +77,7 @@ func counterValue(tb testing.TB, reg *prometheus.Registry, name string, labels m
 }
 
 func TestConsumerIngestsReplayedBatchOnce(t *testing.T) {
-	pool := pgtest.NewPool(t, srv)
+	pool := pgtest.NewPool(t, pgtest.Server())
 	rig := newItemsRig(t, pool)
 	var commits atomic.Int64
 	rig.c.OnCommit(func(context.Context) { commits.Add(1) })
@@ -187,7 +187,7 @@ func TestConsumerCrashBetweenDBAndKafkaCommit(t *testing.T) {
 }
 
 func TestConsumerMalformedToDLQ(t *testing.T) {
-	pool := pgtest.NewPool(t, srv)
+	pool := pgtest.NewPool(t, pgtest.Server())
 	rig := newItemsRig(t, pool)
 	start(t, rig.c)
 
@@ -277,7 +277,7 @@ func TestConsumerWaitsForPostgres(t *testing.T) {
 // doubles nothing.
 func TestConsumerWritersProgressIndependently(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t, srv)
+	pool := pgtest.NewPool(t, pgtest.Server())
 	rig := newItemsRig(t, pool) // testConfig: the default two writers
 	// Partition 0's offset row, locked by another transaction: its writer waits on it inside its
 	// first batch's transaction.
@@ -326,7 +326,7 @@ func TestConsumerWritersProgressIndependently(t *testing.T) {
 }
 
 func TestNewConsumerValidates(t *testing.T) {
-	pool := pgtest.NewPool(t, srv)
+	pool := pgtest.NewPool(t, pgtest.Server())
 	kc := kafka.Config{Brokers: []string{"127.0.0.1:1"}}
 	var s itemSink
 	sink := s.sink()
@@ -409,7 +409,7 @@ func TestConsumersOfTwoServicesShareARegistry(t *testing.T) {
 func TestConsumerRetriesWhenDLQFails(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	pool := pgtest.NewPool(t, srv)
+	pool := pgtest.NewPool(t, pgtest.Server())
 	rig := newItemsRig(t, pool)
 	dlqTopic := ingest.DLQTopic(itemsTopic)
 	if err := kafka.EnsureTopics(ctx, rig.kc.Brokers, 1, dlqTopic); err != nil {
@@ -457,7 +457,7 @@ func TestConsumerRetriesWhenDLQFails(t *testing.T) {
 // store go to the DLQ with the refusal as reason, while every other record of their batches is
 // stored, and the partition moves on.
 func TestConsumerRefusedValuesToDLQ(t *testing.T) {
-	pool := pgtest.NewPool(t, srv)
+	pool := pgtest.NewPool(t, pgtest.Server())
 	rig := newItemsRig(t, pool)
 
 	good := genItems(0, 1200)

@@ -56,7 +56,7 @@ func kindsTable(cols ...string) ingest.Table[kindsRow] {
 
 func TestTableColumnTypes(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t, srv)
+	pool := pgtest.NewPool(t, pgtest.Server())
 	newKindsTable(t, pool, "")
 	s, empty := "s", ""
 	var num pgtype.Numeric
@@ -199,7 +199,7 @@ func TestTableColumnTypes(t *testing.T) {
 // shapes of decimal text: value and display scale must be the server's.
 func TestTableNumericMatchesServer(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t, srv)
+	pool := pgtest.NewPool(t, pgtest.Server())
 	newKindsTable(t, pool, "")
 	rng := rand.New(rand.NewPCG(1, 2))
 	digits := func(n int) string {
@@ -253,7 +253,7 @@ func TestTableNumericMatchesServer(t *testing.T) {
 
 func TestTableColumnTypeErrors(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t, srv)
+	pool := pgtest.NewPool(t, pgtest.Server())
 	newKindsTable(t, pool, "")
 	tests := []struct {
 		col  string
@@ -294,7 +294,7 @@ func TestTableColumnTypeErrors(t *testing.T) {
 // in text format instead, through both paths.
 func TestTableTextFormat(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t, srv)
+	pool := pgtest.NewPool(t, pgtest.Server())
 	newKindsTable(t, pool, ", at timestamptz")
 	table := kindsTable("at", "t", "n")
 	table.Row = func(r kindsRow) []any { return []any{r.id, r.v, "a\tb\\c", "1.50"} }
@@ -327,7 +327,7 @@ func TestTableTextFormat(t *testing.T) {
 // every row again after the server stopped reading at the violation.
 func TestTableStreamsLargeBatches(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t, srv)
+	pool := pgtest.NewPool(t, pgtest.Server())
 	newKindsTable(t, pool, "")
 	const n = 5000
 	batch := func(last any) []kindsRow {
@@ -381,7 +381,7 @@ func TestTableStreamsLargeBatches(t *testing.T) {
 // value in the new type.
 func TestTableFollowsAColumnTypeChange(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t, srv)
+	pool := pgtest.NewPool(t, pgtest.Server())
 	newKindsTable(t, pool, "")
 	conn, err := pool.Acquire(ctx) // one connection, so one cache
 	if err != nil {

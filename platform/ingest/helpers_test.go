@@ -21,18 +21,15 @@ import (
 	"github.com/tidemark/tidemark/platform/ingest"
 	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/pg"
-	"github.com/tidemark/tidemark/platform/pg/pglocal"
 	"github.com/tidemark/tidemark/platform/pg/pgtest"
 )
-
-var srv *pglocal.Server
 
 func TestMain(m *testing.M) {
 	// A replica started by a test in a process of its own (startReplicaProcess).
 	if os.Getenv(replicaEnv) != "" {
 		os.Exit(runReplica())
 	}
-	os.Exit(pgtest.Main(m, &srv))
+	os.Exit(pgtest.Main(m))
 }
 
 // item is a tiny event: natural key (ts, txSig, txSigIndex, id), amounts as decimal strings.
@@ -105,7 +102,7 @@ var base = time.Date(2026, 10, 31, 0, 0, 0, 0, time.UTC)
 // newItemsPool is a pool on a fresh database of the package's server, with the items table.
 func newItemsPool(tb testing.TB) *pgxpool.Pool {
 	tb.Helper()
-	pool := pgtest.NewPool(tb, srv)
+	pool := pgtest.NewPool(tb, pgtest.Server())
 	newItemsDB(tb, pool)
 	return pool
 }

@@ -22,7 +22,7 @@ import (
 // TestConsumerSchemaVersion: a message of a schema major this code does not read goes to the DLQ with
 // the reason, and the partition moves on; known versions and messages without the header are read.
 func TestConsumerSchemaVersion(t *testing.T) {
-	pool := pgtest.NewPool(t, srv)
+	pool := pgtest.NewPool(t, pgtest.Server())
 	rig := newItemsRig(t, pool)
 	start(t, rig.c)
 	items := genItems(0, 5)

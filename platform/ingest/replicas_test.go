@@ -87,7 +87,7 @@ func startReplicaProcess(tb testing.TB, name, dbURL string, kc kafka.Config) *ex
 func TestReplicasShareAGroup(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	url := pgtest.NewDB(t, srv)
+	url := pgtest.NewDB(t, pgtest.Server())
 	pool, err := pg.Open(ctx, url, 8)
 	if err != nil {
 		t.Fatal(err)

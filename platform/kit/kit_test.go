@@ -32,14 +32,11 @@ import (
 	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/platform/outbox"
 	"github.com/tidemark/tidemark/platform/pg"
-	"github.com/tidemark/tidemark/platform/pg/pglocal"
 	"github.com/tidemark/tidemark/platform/pg/pgtest"
 	"github.com/tidemark/tidemark/platform/series"
 )
 
-var pgServer *pglocal.Server
-
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, &pgServer)) }
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // toy is a whole service in one declaration: it stores the deposits of protocol.deposits by account
 // and serves them as a series with its rolling, dated, CSV and export routes.
@@ -87,7 +84,7 @@ CREATE TABLE deposits (
 // TestAServiceIsItsDeclaration: from one series declaration a service gets its rolling route (newest
 // first, paged by token), its dated route (JSON and CSV) and its export stream, fed by its sink.
 func TestAServiceIsItsDeclaration(t *testing.T) {
-	s := kittest.Start(t, pgServer, kittest.Options{}, toy("toy"))
+	s := kittest.Start(t, pgtest.Server(), kittest.Options{}, toy("toy"))
 	day := kittest.At("2026-11-18T10:00:00Z")
 	var recs []events.Record
 	for i := range 30 {
@@ -204,7 +201,7 @@ func (s *syncBuffer) String() string {
 func TestTwoServicesInOneProcess(t *testing.T) {
 	var logs syncBuffer
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	s := kittest.Start(t, pgServer, kittest.Options{Logger: logger}, toy("a"), toy("b"))
+	s := kittest.Start(t, pgtest.Server(), kittest.Options{Logger: logger}, toy("a"), toy("b"))
 	s.Ingest(t, kittest.Encode(t, events.TopicDeposits, kittest.Deposit(kittest.USDC, kittest.At("2026-11-18T10:00:00Z"), 1, false))...)
 	for _, name := range []string{"a", "b"} {
 		rec := httptest.NewRecorder()
@@ -324,7 +321,7 @@ func TestBadConfigurationStopsTheStart(t *testing.T) {
 func TestKafkaThatRefusesStopsTheStart(t *testing.T) {
 	b := kafkatest.Start(t, kafkatest.Options{Mechanism: kafka.SASLScramSHA256, User: "toy", Password: "right"})
 	vars := map[string]string{
-		"TIDEMARK_PG_URL": pgtest.NewDB(t, pgServer), "TIDEMARK_KAFKA_BROKERS": strings.Join(b.Brokers(), ","),
+		"TIDEMARK_PG_URL": pgtest.NewDB(t, pgtest.Server()), "TIDEMARK_KAFKA_BROKERS": strings.Join(b.Brokers(), ","),
 		"TIDEMARK_PAGE_KEY": strings.Repeat("k", 32), "TIDEMARK_PUBLIC_ADDR": "127.0.0.1:0", "TIDEMARK_INTERNAL_ADDR": "127.0.0.1:0",
 		"TIDEMARK_KAFKA_TLS_CA_FILE": b.Security.CAFile, "TIDEMARK_KAFKA_SASL_MECHANISM": kafka.SASLScramSHA256,
 		"TIDEMARK_KAFKA_SASL_USERNAME": "toy", "TIDEMARK_KAFKA_SASL_PASSWORD": "wrong",
@@ -366,7 +363,7 @@ func TestJobsRunWithTheService(t *testing.T) {
 		}}}
 		return parts, err
 	}
-	s := kittest.Start(t, pgServer, kittest.Options{}, svc)
+	s := kittest.Start(t, pgtest.Server(), kittest.Options{}, svc)
 	awaitJob := func(ch chan struct{}, what string) {
 		t.Helper()
 		select {
@@ -417,7 +414,7 @@ CREATE TABLE events (ts bigint NOT NULL, v int) PARTITION BY RANGE (ts);`)}}
 	}
 	daily := kit.Partitioning{Table: "states", Period: pg.Daily, Retention: 3 * 24 * time.Hour}
 	now := time.Date(2026, 11, 19, 15, 30, 0, 0, time.UTC)
-	s := kittest.Start(t, pgServer, kittest.Options{Now: now}, svc(daily))
+	s := kittest.Start(t, pgtest.Server(), kittest.Options{Now: now}, svc(daily))
 	partitions := func(table string) []string {
 		t.Helper()
 		rows, err := s.Pool.Query(ctx, `SELECT c.relname::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
@@ -465,7 +462,7 @@ CREATE TABLE events (ts bigint NOT NULL, v int) PARTITION BY RANGE (ts);`)}}
 // TestJobsWakeTheOutbox: what a job's own transaction queues in its service's outbox goes out when it
 // wakes the publisher, not at the next poll.
 func TestJobsWakeTheOutbox(t *testing.T) {
-	s := kittest.Start(t, pgServer, kittest.Options{}, toy("host"))
+	s := kittest.Start(t, pgtest.Server(), kittest.Options{}, toy("host"))
 	const topic = "kit.woken"
 	svc := toy("waker")
 	svc.Publishes = []string{topic}
@@ -537,7 +534,7 @@ func TestJobsWakeTheOutbox(t *testing.T) {
 // read from the environment are, with the same messages naming the variable; zero values take the
 // defaults.
 func TestStartValidatesSettings(t *testing.T) {
-	pool := pgtest.NewPool(t, pgServer)
+	pool := pgtest.NewPool(t, pgtest.Server())
 	rt := kit.Runtime{Pool: pool, Kafka: kafka.Config{Brokers: []string{"127.0.0.1:1"}}, PageKey: kittest.PageKey}
 	for _, tc := range []struct {
 		name string
@@ -567,7 +564,7 @@ func TestStartValidatesSettings(t *testing.T) {
 // TestStartValidatesTheServiceConfig: a service's own configuration given in code takes its defaults
 // and is validated before Build, as one read from the environment is.
 func TestStartValidatesTheServiceConfig(t *testing.T) {
-	pool := pgtest.NewPool(t, pgServer)
+	pool := pgtest.NewPool(t, pgtest.Server())
 	rt := kit.Runtime{Pool: pool, Kafka: kafka.Config{Brokers: []string{"127.0.0.1:1"}}, PageKey: kittest.PageKey}
 	for _, tc := range []struct {
 		name string

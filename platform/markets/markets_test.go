@@ -12,18 +12,15 @@ import (
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/fault"
 	"github.com/tidemark/tidemark/platform/markets"
-	"github.com/tidemark/tidemark/platform/pg/pglocal"
 	"github.com/tidemark/tidemark/platform/pg/pgtest"
 )
 
-var pgServer *pglocal.Server
-
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, &pgServer)) }
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // newCatalogue is a fresh database with an empty markets table in schema, and the catalogue on it.
 func newCatalogue(t *testing.T, schema string) (*pgxpool.Pool, markets.Table) {
 	t.Helper()
-	pool := pgtest.NewPool(t, pgServer)
+	pool := pgtest.NewPool(t, pgtest.Server())
 	if _, err := pool.Exec(context.Background(), `CREATE SCHEMA `+schema+`; CREATE TABLE `+schema+`.markets (
 		symbol text PRIMARY KEY, market_index int NOT NULL, market_type text NOT NULL, market_filter text NOT NULL)`); err != nil {
 		t.Fatal(err)

@@ -22,13 +22,10 @@ import (
 	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/outbox"
 	"github.com/tidemark/tidemark/platform/pg"
-	"github.com/tidemark/tidemark/platform/pg/pglocal"
 	"github.com/tidemark/tidemark/platform/pg/pgtest"
 )
 
-var srv *pglocal.Server
-
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, &srv)) }
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 const topic = "edge.test"
 
@@ -39,7 +36,7 @@ type env struct {
 
 func newEnv(tb testing.TB) env {
 	tb.Helper()
-	pool := pgtest.NewPool(tb, srv)
+	pool := pgtest.NewPool(tb, pgtest.Server())
 	if err := pg.Migrate(context.Background(), pool, "svc", nil); err != nil {
 		tb.Fatal(err)
 	}

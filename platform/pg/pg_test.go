@@ -15,19 +15,16 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tidemark/tidemark/platform/pg"
-	"github.com/tidemark/tidemark/platform/pg/pglocal"
 	"github.com/tidemark/tidemark/platform/pg/pgtest"
 )
 
-var srv *pglocal.Server
-
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, &srv)) }
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // newPartitioned is a fresh database with table (schema.name, its schema created) of columns,
 // partitioned by range of ts and with no partition yet.
 func newPartitioned(t *testing.T, table, columns string) *pgxpool.Pool {
 	t.Helper()
-	pool := pgtest.NewPool(t, srv)
+	pool := pgtest.NewPool(t, pgtest.Server())
 	schema, _, _ := strings.Cut(table, ".")
 	if _, err := pool.Exec(context.Background(),
 		`CREATE SCHEMA `+schema+`; CREATE TABLE `+table+` (`+columns+`) PARTITION BY RANGE (ts)`); err != nil {
@@ -76,7 +73,7 @@ INSERT INTO items VALUES (1, 'one');`)},
 
 func TestMigrate(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t, srv)
+	pool := pgtest.NewPool(t, pgtest.Server())
 
 	for i := range 2 { // the second run must be a no-op
 		if err := pg.Migrate(ctx, pool, "svc", migrations()); err != nil {
@@ -114,7 +111,7 @@ func TestMigrate(t *testing.T) {
 
 func TestMigrateFailureRollsBackThatFile(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t, srv)
+	pool := pgtest.NewPool(t, pgtest.Server())
 	bad := fstest.MapFS{
 		"001_ok.sql":  {Data: []byte(`CREATE TABLE ok (id int);`)},
 		"002_bad.sql": {Data: []byte(`CREATE TABLE half (id int); SELECT no_such_function();`)},
@@ -136,7 +133,7 @@ func TestMigrateFailureRollsBackThatFile(t *testing.T) {
 
 func TestMigrateConcurrent(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t, srv)
+	pool := pgtest.NewPool(t, pgtest.Server())
 	const replicas = 8
 	var wg sync.WaitGroup
 	errs := make(chan error, replicas)

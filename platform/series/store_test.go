@@ -11,13 +11,10 @@ import (
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/pg"
-	"github.com/tidemark/tidemark/platform/pg/pglocal"
 	"github.com/tidemark/tidemark/platform/pg/pgtest"
 )
 
-var pgServer *pglocal.Server
-
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, &pgServer)) }
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // eventsTable is an event table as the series read them: the key, a scope column and the record.
 var eventsTable = fstest.MapFS{"001_events.sql": {Data: []byte(`
@@ -36,7 +33,7 @@ CREATE INDEX events_scope_key ON events (scope, ts, tx_sig, tx_sig_index);`)}}
 // however the page's records share memory.
 func TestRollingPagesKeepEveryRecord(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t, pgServer)
+	pool := pgtest.NewPool(t, pgtest.Server())
 	if err := pg.Migrate(ctx, pool, "svc", eventsTable); err != nil {
 		t.Fatal(err)
 	}

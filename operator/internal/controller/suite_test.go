@@ -40,7 +40,6 @@ import (
 	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/platform/objstore"
 	"github.com/tidemark/tidemark/platform/objstore/miniotest"
-	"github.com/tidemark/tidemark/platform/pg/pglocal"
 	"github.com/tidemark/tidemark/platform/pg/pgtest"
 	"github.com/tidemark/tidemark/platform/testbed"
 )
@@ -53,7 +52,6 @@ var (
 	k8s       client.Client // uncached: assertions see the API server, not an informer
 	scheme    = runtime.NewScheme()
 	minioSrv  *miniotest.Server
-	pgSrv     *pglocal.Server
 	testStart = time.Now()
 )
 
@@ -105,7 +103,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer minioSrv.Stop()
-	return pgtest.Main(m, &pgSrv)
+	return pgtest.Main(m)
 }
 
 // testClock is the real clock shifted by an offset that tests move forward, so that expiry and

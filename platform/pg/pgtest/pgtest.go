@@ -1,11 +1,9 @@
 // Package pgtest gives each test package one real PostgreSQL cluster and each test its own
 // database in it.
 //
-//	var srv *pglocal.Server
+//	func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 //
-//	func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, &srv)) }
-//
-//	func TestX(t *testing.T) { pool := pgtest.NewPool(t, srv); ... }
+//	func TestX(t *testing.T) { pool := pgtest.NewPool(t, pgtest.Server()); ... }
 package pgtest
 
 import (
@@ -25,9 +23,16 @@ import (
 	"github.com/tidemark/tidemark/platform/pg/pglocal"
 )
 
-// Main starts a temporary cluster into *srv, runs the tests and stops the cluster. It returns
-// the exit code for os.Exit. Set PGTEST_LOG=1 to see the server's log on stderr.
-func Main(m *testing.M, srv **pglocal.Server) int {
+// server is the cluster Main started for this test binary. A test binary is one package's tests,
+// so each package gets its own without declaring a variable for it.
+var server *pglocal.Server
+
+// Server is the cluster Main started, nil before it.
+func Server() *pglocal.Server { return server }
+
+// Main starts the test binary's temporary cluster (Server), runs the tests and stops the cluster.
+// It returns the exit code for os.Exit. Set PGTEST_LOG=1 to see the server's log on stderr.
+func Main(m *testing.M) int {
 	var logger *slog.Logger
 	if os.Getenv("PGTEST_LOG") != "" {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -39,7 +44,7 @@ func Main(m *testing.M, srv **pglocal.Server) int {
 		fmt.Fprintln(os.Stderr, "pgtest:", err)
 		return 1
 	}
-	*srv = s
+	server = s
 	code := m.Run()
 	if err := s.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "pgtest:", err)

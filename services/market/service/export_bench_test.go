@@ -19,7 +19,6 @@ import (
 	"github.com/tidemark/tidemark/platform/exportstream"
 	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/kit"
-	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/platform/pg/pgtest"
 	"github.com/tidemark/tidemark/services/market/service"
 )
@@ -38,7 +37,7 @@ const benchExportFills = 200_000
 // The export is of one market's fills of one account, as every export of market-trades is.
 func BenchmarkExportFills(b *testing.B) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(b, kittest.Postgres())
+	pool := pgtest.NewPool(b, pgtest.Server())
 	// The service never runs: the fills go straight into the table.
 	inst, err := kit.Start(ctx, service.Service(service.Config{}), kit.Runtime{
 		Pool: pool, Kafka: kafka.Config{Brokers: []string{"127.0.0.1:1"}}, Now: func() time.Time { return now },

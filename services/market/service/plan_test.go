@@ -8,7 +8,6 @@ import (
 
 	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/kit"
-	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/platform/pg/pgtest"
 	"github.com/tidemark/tidemark/platform/series"
 	"github.com/tidemark/tidemark/services/market/postgres"
@@ -36,7 +35,7 @@ func (n planNode) walk(f func(planNode)) {
 // rows stream from the first and nothing is held back, whatever share of the table the range is.
 func TestExportPlansStreamInKeyOrder(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t, kittest.Postgres())
+	pool := pgtest.NewPool(t, pgtest.Server())
 	// The schema and its partitions, made by the kit; the service never runs.
 	if _, err := kit.Start(ctx, service.Service(service.Config{}), kit.Runtime{Pool: pool, Kafka: kafka.Config{Brokers: []string{"127.0.0.1:1"}},
 		Now: func() time.Time { return now }}, kit.Settings{}); err != nil {

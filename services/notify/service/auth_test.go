@@ -469,7 +469,7 @@ func decode(t *testing.T, rec *httptest.ResponseRecorder, into any) {
 // refuse their replays once migrated, for a whole ts and one within its second alike.
 func TestSignatureRecordMigration(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t, kittest.Postgres())
+	pool := pgtest.NewPool(t, pgtest.Server())
 	all := migrations.FS
 	first, err := fs.ReadFile(all, "001_init.sql")
 	if err != nil {
