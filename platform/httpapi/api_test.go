@@ -60,7 +60,7 @@ func TestErrorMapping(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var logs logBuffer
+			var logs kittest.Logs
 			a := httpapi.New(httpapi.Options{Logger: newLogger(&logs)})
 			a.Handle(http.MethodGet, "/things/{id}", func(*http.Request) (any, error) { return nil, tt.err },
 				httpapi.CacheControl("public, max-age=60"))
@@ -80,17 +80,17 @@ func TestErrorMapping(t *testing.T) {
 			if got := r.header.Get("Cache-Control"); got != "no-store" {
 				t.Errorf("Cache-Control = %q, want no-store (route option applies to successes only)", got)
 			}
-			kittest.Eventually(t, 5*time.Second, "access log", func() bool { return logs.count(t, map[string]any{"msg": "http request"}) == 1 })
-			errLines := logs.count(t, map[string]any{"level": "ERROR"})
+			kittest.Eventually(t, 5*time.Second, "access log", func() bool { return logs.Count(t, map[string]any{"msg": "http request"}) == 1 })
+			errLines := logs.Count(t, map[string]any{"level": "ERROR"})
 			if tt.wantLogged {
 				if errLines != 1 {
 					t.Errorf("%d ERROR lines, want exactly 1", errLines)
 				}
-				if n := logs.count(t, map[string]any{"level": "ERROR", "route": "/things/{id}", "error": tt.err.Error()}); n != 1 {
-					t.Errorf("internal error not logged with route and cause: %v", logs.lines(t))
+				if n := logs.Count(t, map[string]any{"level": "ERROR", "route": "/things/{id}", "error": tt.err.Error()}); n != 1 {
+					t.Errorf("internal error not logged with route and cause: %v", logs.Lines(t))
 				}
 			} else if errLines != 0 {
-				t.Errorf("client error logged at ERROR: %v", logs.lines(t))
+				t.Errorf("client error logged at ERROR: %v", logs.Lines(t))
 			}
 		})
 	}
@@ -137,7 +137,7 @@ func TestUnknownPathAndMethod(t *testing.T) {
 }
 
 func TestPanicRecovery(t *testing.T) {
-	var logs logBuffer
+	var logs kittest.Logs
 	a := httpapi.New(httpapi.Options{Logger: newLogger(&logs)})
 	a.Handle(http.MethodGet, "/boom", func(*http.Request) (any, error) { panic("kaboom") })
 	a.Handle(http.MethodGet, "/fine", func(*http.Request) (any, error) { return map[string]string{"status": "fine"}, nil })
@@ -157,10 +157,10 @@ func TestPanicRecovery(t *testing.T) {
 		}
 	}
 	kittest.Eventually(t, 5*time.Second, "access log of the panic", func() bool {
-		return logs.count(t, map[string]any{"msg": "http request", "route": "/boom", "status": float64(500)}) == 1
+		return logs.Count(t, map[string]any{"msg": "http request", "route": "/boom", "status": float64(500)}) == 1
 	})
 	panics := 0
-	for _, l := range logs.lines(t) {
+	for _, l := range logs.Lines(t) {
 		if l["msg"] == "panic serving request" {
 			panics++
 			if l["panic"] != "kaboom" || l["route"] != "/boom" {
@@ -218,7 +218,7 @@ func TestSuccessResponses(t *testing.T) {
 }
 
 func TestAccessLogMetricsAndSpans(t *testing.T) {
-	var logs logBuffer
+	var logs kittest.Logs
 	reg := prometheus.NewRegistry()
 	spans := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
@@ -238,8 +238,8 @@ func TestAccessLogMetricsAndSpans(t *testing.T) {
 	mustGet(t, srv.URL+"/random/path/1")
 
 	// Access log: one line per request, with the template and the raw path.
-	kittest.Eventually(t, 5*time.Second, "access logs", func() bool { return logs.count(t, map[string]any{"msg": "http request"}) == 4 })
-	for _, l := range logs.lines(t) {
+	kittest.Eventually(t, 5*time.Second, "access logs", func() bool { return logs.Count(t, map[string]any{"msg": "http request"}) == 4 })
+	for _, l := range logs.Lines(t) {
 		if l["msg"] != "http request" || l["path"] != "/market/SOL-PERP/trades" {
 			continue
 		}
@@ -253,7 +253,7 @@ func TestAccessLogMetricsAndSpans(t *testing.T) {
 			t.Errorf("duration_ms missing: %v", l)
 		}
 	}
-	if n := logs.count(t, map[string]any{"msg": "http request", "route": "unmatched", "status": float64(404)}); n != 1 {
+	if n := logs.Count(t, map[string]any{"msg": "http request", "route": "unmatched", "status": float64(404)}); n != 1 {
 		t.Errorf("404 access log lines = %d", n)
 	}
 
@@ -351,7 +351,7 @@ func (streamThenPanic) Respond(w http.ResponseWriter, _ *http.Request) error {
 }
 
 func TestPanicAfterResponseStarted(t *testing.T) {
-	var logs logBuffer
+	var logs kittest.Logs
 	a := httpapi.New(httpapi.Options{Logger: newLogger(&logs)})
 	a.Handle(http.MethodGet, "/export", func(*http.Request) (any, error) { return streamThenPanic{}, nil })
 	a.Handle(http.MethodGet, "/fine", func(*http.Request) (any, error) { return "fine", nil })
@@ -370,9 +370,9 @@ func TestPanicAfterResponseStarted(t *testing.T) {
 		t.Fatalf("after panic: %d", r.status)
 	}
 	kittest.Eventually(t, 5*time.Second, "access log of the aborted export", func() bool {
-		return logs.count(t, map[string]any{"msg": "http request", "route": "/export", "status": float64(500)}) == 1
+		return logs.Count(t, map[string]any{"msg": "http request", "route": "/export", "status": float64(500)}) == 1
 	})
-	if n := logs.count(t, map[string]any{"msg": "panic serving request"}); n != 1 {
+	if n := logs.Count(t, map[string]any{"msg": "panic serving request"}); n != 1 {
 		t.Errorf("panic logged %d times", n)
 	}
 }
@@ -459,7 +459,7 @@ func TestBareServerFailures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var logs logBuffer
+			var logs kittest.Logs
 			a := httpapi.New(httpapi.Options{Logger: newLogger(&logs), Unavailable: func(err error) bool { return errors.Is(err, unreachable) }})
 			a.Handle(http.MethodGet, "/amm/{name}", tt.f, httpapi.BareServerFailures())
 			a.Handle(http.MethodGet, "/other", func(*http.Request) (any, error) { return nil, unreachable })
@@ -474,9 +474,9 @@ func TestBareServerFailures(t *testing.T) {
 			if got := r.header.Get("Cache-Control"); got != "no-store" {
 				t.Errorf("Cache-Control = %q", got)
 			}
-			kittest.Eventually(t, 5*time.Second, "access log", func() bool { return logs.count(t, map[string]any{"msg": "http request"}) == 1 })
-			if n := logs.count(t, map[string]any{"level": "ERROR"}); (n > 0) != (tt.wantLogged || tt.name == "database unreachable") {
-				t.Errorf("%d ERROR lines: %v", n, logs.lines(t))
+			kittest.Eventually(t, 5*time.Second, "access log", func() bool { return logs.Count(t, map[string]any{"msg": "http request"}) == 1 })
+			if n := logs.Count(t, map[string]any{"level": "ERROR"}); (n > 0) != (tt.wantLogged || tt.name == "database unreachable") {
+				t.Errorf("%d ERROR lines: %v", n, logs.Lines(t))
 			}
 			// The other routes keep their answers.
 			if r := mustGet(t, srv.URL+"/other"); r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {

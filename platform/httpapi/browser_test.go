@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidemark/tidemark/platform/fault"
 	"github.com/tidemark/tidemark/platform/httpapi"
+	"github.com/tidemark/tidemark/platform/kit/kittest"
 )
 
 func TestCORS(t *testing.T) {
@@ -118,7 +119,7 @@ func TestHostileInputIsRefused(t *testing.T) {
 // TestUnavailableDependency: while the database is down a read answers 503 with Retry-After, and the
 // outage is logged once, not once per request; the first success after it is logged too.
 func TestUnavailableDependency(t *testing.T) {
-	var logs logBuffer
+	var logs kittest.Logs
 	errDown := errors.New("dial tcp 127.0.0.1:5432: connect: connection refused")
 	down := true
 	api := httpapi.New(httpapi.Options{
@@ -148,14 +149,14 @@ func TestUnavailableDependency(t *testing.T) {
 			t.Fatalf("the cause leaked: %s", rec.Body)
 		}
 	}
-	if n := logs.count(t, map[string]any{"level": "ERROR"}); n != 1 {
+	if n := logs.Count(t, map[string]any{"level": "ERROR"}); n != 1 {
 		t.Errorf("%d ERROR lines for one outage, want 1", n)
 	}
 	down = false
 	if rec := get("/x"); rec.Code != 200 {
 		t.Fatalf("after the outage: %d", rec.Code)
 	}
-	if n := logs.count(t, map[string]any{"msg": "dependency available again"}); n != 1 {
+	if n := logs.Count(t, map[string]any{"msg": "dependency available again"}); n != 1 {
 		t.Errorf("%d recovery lines, want 1", n)
 	}
 	if rec := get("/busy"); rec.Code != 503 || !strings.Contains(rec.Body.String(), "the export slots are busy") {

@@ -1,72 +1,19 @@
 package httpapi_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/tidemark/tidemark/platform/httpapi"
+	"github.com/tidemark/tidemark/platform/kit/kittest"
 )
 
-// logBuffer collects JSON log lines written by server goroutines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// lines returns the decoded log records.
-func (b *logBuffer) lines(tb testing.TB) []map[string]any {
-	tb.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(b.buf.String()), "\n") {
-		if line == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			tb.Fatalf("log line %q: %v", line, err)
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
-// count returns how many records match every key/value of want.
-func (b *logBuffer) count(tb testing.TB, want map[string]any) int {
-	tb.Helper()
-	n := 0
-	for _, l := range b.lines(tb) {
-		if matches(l, want) {
-			n++
-		}
-	}
-	return n
-}
-
-func matches(rec, want map[string]any) bool {
-	for k, v := range want {
-		if rec[k] != v {
-			return false
-		}
-	}
-	return true
-}
-
-func newLogger(buf *logBuffer) *slog.Logger {
+func newLogger(buf *kittest.Logs) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 

@@ -13,7 +13,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -178,28 +177,10 @@ func TestAServiceIsItsDeclaration(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log destination for several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestTwoServicesInOneProcess: as in the dev stack, two services share one registry and one logger;
 // their metrics are told apart by the service label and every log line names its service once.
 func TestTwoServicesInOneProcess(t *testing.T) {
-	var logs syncBuffer
+	var logs kittest.Logs
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	s := kittest.Start(t, pgtest.Server(), kittest.Options{Logger: logger}, toy("a"), toy("b"))
 	s.Ingest(t, kittest.Encode(t, events.TopicDeposits, kittest.Deposit(kittest.USDC, kittest.At("2026-11-18T10:00:00Z"), 1, false))...)

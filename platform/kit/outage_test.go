@@ -24,7 +24,7 @@ func TestDatabaseOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer broker.Close()
-	var logs syncBuffer
+	var logs kittest.Logs
 	inst, err := kit.Start(ctx, toy("toy"), kit.Runtime{
 		Pool: pool, Kafka: kafka.Config{Brokers: broker.Brokers()}, PageKey: kittest.PageKey,
 		Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
