@@ -56,3 +56,4 @@ generate:
 	cd operator && GOWORK=off go run $(CONTROLLER_GEN) object paths=./api/... crd:crdVersions=v1 \
 		output:crd:artifacts:config=config/crd
 	go run ./tools/cmd/deploygen
+	go run ./tools/cmd/chaingen

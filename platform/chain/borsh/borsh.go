@@ -50,12 +50,18 @@ type Decoder struct {
 // NewDecoder returns a Decoder reading b from offset off. Offsets in errors are offsets in b, so
 // a caller that skipped a header (a discriminator) still reports positions in the whole buffer.
 func NewDecoder(b []byte, off int) *Decoder {
-	d := &Decoder{buf: b, off: off, lim: len(b)}
+	d := new(Decoder)
+	d.Reset(b, off)
+	return d
+}
+
+// Reset makes d read b from offset off, as NewDecoder does, without allocating a Decoder.
+func (d *Decoder) Reset(b []byte, off int) {
+	*d = Decoder{buf: b, off: off, lim: len(b)}
 	if off < 0 || off > len(b) {
 		d.off = len(b)
 		d.Fail(ErrEnd, off)
 	}
-	return d
 }
 
 // Offset is where the next read starts, or where the first failure is.

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// driftDir is the generated package, from this folder.
+const driftDir = "../../../platform/chain/drift"
+
+// TestGeneratedIsCurrent fails when the committed code is not what the IDL gives today: after a
+// change to the IDL copy or to the generator, run make generate.
+func TestGeneratedIsCurrent(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(driftDir, "idl.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := Generate(src, Config{Package: "drift", IDLFile: "idl.json", Accounts: strings.Split(defaultAccounts, ",")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("nothing generated")
+	}
+	for _, f := range files {
+		got, err := os.ReadFile(filepath.Join(driftDir, f.Name))
+		if err != nil {
+			t.Fatalf("%v: run make generate", err)
+		}
+		if !bytes.Equal(got, f.Content) {
+			t.Errorf("%s is stale: run make generate", f.Name)
+		}
+	}
+}
+
+func TestGoName(t *testing.T) {
+	cases := []struct{ idl, want string }{
+		{"ts", "TS"},
+		{"fillRecordId", "FillRecordID"},
+		{"lastMarkPriceTwapTs", "LastMarkPriceTwapTS"},
+		{"signedMsgOrderUuid", "SignedMsgOrderUUID"},
+		{"baseAssetAmountWithAmm", "BaseAssetAmountWithAmm"},
+		{"last24hAvgFundingRate", "Last24hAvgFundingRate"},
+		{"idle", "Idle"},
+		{"tsOffset", "TSOffset"},
+		{"padding1", "Padding1"},
+	}
+	for _, c := range cases {
+		if got := goName(c.idl); got != c.want {
+			t.Errorf("goName(%q) = %q, want %q", c.idl, got, c.want)
+		}
+	}
+}
+
+func TestGenerateRefuses(t *testing.T) {
+	cases := []struct{ name, idl string }{
+		{"not JSON", `{`},
+		{"unknown primitive", `{"events":[{"name":"E","fields":[{"name":"a","type":"u256"}]}]}`},
+		{"undefined type", `{"events":[{"name":"E","fields":[{"name":"a","type":{"defined":"Nope"}}]}]}`},
+		{"enum with data", `{"events":[{"name":"E","fields":[{"name":"a","type":{"defined":"X"}}]}],
+			"types":[{"name":"X","type":{"kind":"enum","variants":[{"name":"V","fields":["u8"]}]}}]}`},
+		{"reserved field", `{"events":[{"name":"E","fields":[{"name":"absent","type":"u8"}]}]}`},
+		{"event without fields", `{"events":[{"name":"E","fields":[]}]}`},
+		{"missing account", `{"events":[]}`},
+	}
+	for _, c := range cases {
+		if _, err := Generate([]byte(c.idl), Config{Package: "p", IDLFile: "idl.json", Accounts: []string{"User"}}); err == nil {
+			t.Errorf("%s: generated", c.name)
+		}
+	}
+}
