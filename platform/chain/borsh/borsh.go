@@ -42,7 +42,8 @@ const (
 type Decoder struct {
 	buf    []byte
 	off    int
-	lim    int // len(buf), or -1 once a read failed
+	lim    int   // len(buf), or -1 once a read failed
+	kind   Error // an invalid tag or index at off, when lim is -1 and err nil
 	err    error
 	errOff int
 }
@@ -75,10 +76,13 @@ func (d *Decoder) Done() bool { return d.off >= d.lim }
 
 // Err is the first failure, nil if every read so far succeeded.
 func (d *Decoder) Err() error {
-	if d.err == nil && d.lim < 0 {
-		return ErrEnd
+	switch {
+	case d.err != nil || d.lim >= 0:
+		return d.err
+	case d.kind != "":
+		return fmt.Errorf("%w %d", d.kind, d.buf[d.off])
 	}
-	return d.err
+	return ErrEnd
 }
 
 // ErrOffset is the offset of the first failure: where the value that failed starts.
@@ -91,8 +95,6 @@ func (d *Decoder) ErrOffset() int {
 
 // Fail records a failure at offset off, unless one is already recorded; the caller's own checks
 // (a discriminator, trailing bytes) use it too.
-//
-//go:noinline
 func (d *Decoder) Fail(err error, off int) {
 	if d.lim >= 0 {
 		d.err = err
@@ -175,7 +177,7 @@ func (d *Decoder) I128() Int128 { return Int128(d.U128()) }
 func (d *Decoder) Bool() bool {
 	v := d.U8()
 	if v > 1 {
-		d.invalid(ErrBool, v)
+		d.invalid(ErrBool)
 	}
 	return v == 1
 }
@@ -184,7 +186,7 @@ func (d *Decoder) Bool() bool {
 func (d *Decoder) Option() bool {
 	v := d.U8()
 	if v > 1 {
-		d.invalid(ErrOption, v)
+		d.invalid(ErrOption)
 	}
 	return v == 1
 }
@@ -193,19 +195,19 @@ func (d *Decoder) Option() bool {
 func (d *Decoder) Enum(n int) uint8 {
 	v := d.U8()
 	if int(v) >= n {
-		d.invalid(ErrEnum, v)
+		d.invalid(ErrEnum)
 		return 0
 	}
 	return v
 }
 
-// invalid records a tag or index out of range, read from the byte before the offset. Out of line:
-// only the error path formats.
-//
-//go:noinline
-func (d *Decoder) invalid(kind Error, v byte) {
+// invalid records a tag or index out of range in the byte just read. It only notes the kind and
+// steps back onto the byte, which keeps Bool, Option and Enum small enough to inline; Err makes
+// the error.
+func (d *Decoder) invalid(kind Error) {
 	d.off--
-	d.Fail(fmt.Errorf("%w %d", kind, v), d.off)
+	d.kind = kind
+	d.lim = -1
 }
 
 // Length reads the u32 length of a Vec or String whose items take at least min bytes each, and
