@@ -20,14 +20,15 @@ import (
 
 	"github.com/tidemark/tidemark/platform/ingest"
 	"github.com/tidemark/tidemark/platform/kafka"
+	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/platform/pg/pgtest"
 )
 
 func TestMain(m *testing.M) {
-	// A replica started by a test in a process of its own (startReplicaProcess).
-	if os.Getenv(replicaEnv) != "" {
-		os.Exit(runReplica())
+	// A replica started by a test in a process of its own (kittest.StartReplica).
+	if r, ok := kittest.ReplicaFromEnv(); ok {
+		os.Exit(runReplica(r))
 	}
 	os.Exit(pgtest.Main(m))
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -22,13 +20,6 @@ import (
 	"github.com/tidemark/tidemark/platform/pg/pgtest"
 )
 
-// The environment of a replica run in a process of its own, so that it can be killed for real.
-const (
-	replicaEnv      = "TIDEMARK_TEST_REPLICA" // its application_name in Postgres
-	replicaDBEnv    = "TIDEMARK_TEST_REPLICA_DB"
-	replicaKafkaEnv = "TIDEMARK_TEST_REPLICA_BROKERS"
-)
-
 // replicaConfig is every replica's: one group, short sessions so that a killed replica's
 // partitions move within the test's patience.
 func replicaConfig() ingest.Config {
@@ -40,27 +31,17 @@ func replicaConfig() ingest.Config {
 
 // runReplica is the body of a replica process: a consumer of the items topic whose batches stay
 // open a while before they commit, so that a kill lands in one. It runs until killed or stopped.
-func runReplica() int {
+func runReplica(r kittest.Replica) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	pool, err := pg.Open(ctx, os.Getenv(replicaDBEnv)+"&application_name="+os.Getenv(replicaEnv), 4)
+	pool, err := r.Open(ctx, 4)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer pool.Close()
-	kc := kafka.Config{Brokers: strings.Split(os.Getenv(replicaKafkaEnv), ","), ClientID: os.Getenv(replicaEnv)}
-	c, err := ingest.NewConsumer(replicaConfig(), ingest.Deps{
-		Pool: pool, Kafka: kc,
-		BeforeCommit: func(ctx context.Context, _ int) error {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(300 * time.Millisecond):
-				return nil
-			}
-		},
-	}, []ingest.Sink{countingSink()})
+	c, err := ingest.NewConsumer(replicaConfig(), ingest.Deps{Pool: pool, Kafka: r.Kafka, BeforeCommit: kittest.SlowCommits},
+		[]ingest.Sink{countingSink()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -71,13 +52,6 @@ func runReplica() int {
 		return 1
 	}
 	return 0
-}
-
-// startReplicaProcess runs a replica named name in a child process of this test binary and waits
-// until it has joined the group.
-func startReplicaProcess(tb testing.TB, name, dbURL string, kc kafka.Config) *exec.Cmd {
-	tb.Helper()
-	return kittest.StartProcess(tb, name, replicaEnv+"="+name, replicaDBEnv+"="+dbURL, replicaKafkaEnv+"="+strings.Join(kc.Brokers, ","))
 }
 
 // TestReplicasShareAGroup runs replicas of one consumer in one group under continuous production:
@@ -114,7 +88,7 @@ func TestReplicasShareAGroup(t *testing.T) {
 	}
 	regA := prometheus.NewRegistry()
 	a := start(t, newReplica(regA))
-	killed := startReplicaProcess(t, "replica-b", url, kc)
+	killed := kittest.StartReplica(t, kittest.Replica{Name: "replica-b", DB: url, Kafka: kc})
 	progress("two replicas")
 
 	regC := prometheus.NewRegistry()

@@ -16,53 +16,36 @@ import (
 
 	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
-	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/platform/pg/pglocal"
 )
 
-// The environment of a replica run in a process of its own, so that it can be killed for real.
-const (
-	replicaEnv      = "TIDEMARK_FAULTS_REPLICA" // the service to run
-	replicaNameEnv  = "TIDEMARK_FAULTS_REPLICA_NAME"
-	replicaDBEnv    = "TIDEMARK_FAULTS_REPLICA_DB"
-	replicaKafkaEnv = "TIDEMARK_FAULTS_REPLICA_BROKERS"
-)
+// serviceEnv names the service a replica process runs.
+const serviceEnv = "TIDEMARK_FAULTS_SERVICE"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(replicaEnv) != "" {
-		os.Exit(runReplica())
+	if r, ok := kittest.ReplicaFromEnv(); ok {
+		os.Exit(runReplica(r, os.Getenv(serviceEnv)))
 	}
 	os.Exit(m.Run())
 }
 
-// slowCommits holds each batch a while before its commit, so that a kill lands in an open one.
-func slowCommits(ctx context.Context, _ int) error {
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(300 * time.Millisecond):
-		return nil
-	}
-}
-
-// runReplica is the body of a replica process: the service named by the environment, with slow
-// commits, until it is killed or stopped.
-func runReplica() int {
+// runReplica is the body of a replica process: service, with slow commits, until it is killed or
+// stopped.
+func runReplica(rep kittest.Replica, service string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	pool, err := pg.Open(ctx, os.Getenv(replicaDBEnv)+"&application_name="+os.Getenv(replicaNameEnv), 8)
+	pool, err := rep.Open(ctx, 8)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer pool.Close()
-	kc := kafka.Config{Brokers: strings.Split(os.Getenv(replicaKafkaEnv), ","), ClientID: os.Getenv(replicaNameEnv)}
-	svc, ok := lookup(os.Getenv(replicaEnv))
+	svc, ok := lookup(service)
 	if !ok {
-		fmt.Fprintln(os.Stderr, "no service", os.Getenv(replicaEnv))
+		fmt.Fprintln(os.Stderr, "no service", service)
 		return 1
 	}
-	r, err := newReplica(svc, pool, kc, slowCommits)
+	r, err := newReplica(svc, pool, rep.Kafka, kittest.SlowCommits)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -80,8 +63,7 @@ func runReplica() int {
 // Postgres' application_name, and waits until it is ready.
 func startProcess(tb testing.TB, service, name, dbURL string, kc kafka.Config) *exec.Cmd {
 	tb.Helper()
-	return kittest.StartProcess(tb, name, replicaEnv+"="+service, replicaNameEnv+"="+name, replicaDBEnv+"="+dbURL,
-		replicaKafkaEnv+"="+strings.Join(kc.Brokers, ","))
+	return kittest.StartReplica(tb, kittest.Replica{Name: name, DB: dbURL, Kafka: kc}, serviceEnv+"="+service)
 }
 
 // partitionOffsets reads the stored offset of every topic and partition of schema.
