@@ -2,9 +2,9 @@ package bench_test
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tidemark/tidemark/platform/httpapi"
@@ -38,14 +39,9 @@ func restDataset(b *testing.B, pool *pgxpool.Pool) time.Time {
 	ctx := context.Background()
 	// A service built only to migrate: its clock is not the dataset's, so callers build their own.
 	marketService(b, pool, time.Now)
-	if _, err := pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS public.bench_dataset (version text PRIMARY KEY, rows bigint, now_ts bigint)`); err != nil {
-		b.Fatal(err)
-	}
-	var rows, nowTs int64
-	err := pool.QueryRow(ctx, `SELECT rows, now_ts FROM public.bench_dataset WHERE version = $1`, datasetVersion).Scan(&rows, &nowTs)
-	if err == nil && rows == restFills {
+	if rows, at := storedDataset(ctx, b, pool, datasetVersion); rows == restFills {
 		b.Logf("reusing the %d-fill dataset", rows)
-		return time.Unix(nowTs, 0)
+		return at
 	}
 	now := time.Now().Truncate(time.Hour)
 	span := int64(30 * 86400)
@@ -99,7 +95,7 @@ func restDataset(b *testing.B, pool *pgxpool.Pool) time.Time {
 		}
 		b.Logf("generated fills up to %d (%s)", min(lo+restChunk-1, restFills), time.Since(t0).Round(time.Millisecond))
 	}
-	_, err = pool.Exec(ctx, `
+	_, err := pool.Exec(ctx, `
 		INSERT INTO market.markets VALUES ('SOL-PERP', 0, 'perp', 'perp'), ('BTC-PERP', 1, 'perp', 'perp'),
 		  ('ETH-PERP', 2, 'perp', 'perp'), ('JUP-PERP', 4, 'perp', 'perp')`)
 	if err != nil {
@@ -121,11 +117,36 @@ func restDataset(b *testing.B, pool *pgxpool.Pool) time.Time {
 	if _, err := pool.Exec(ctx, "VACUUM ANALYZE market.candles"); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := pool.Exec(ctx, `INSERT INTO public.bench_dataset VALUES ($1, $2, $3)
-		ON CONFLICT (version) DO UPDATE SET rows = excluded.rows, now_ts = excluded.now_ts`, datasetVersion, restFills, now.Unix()); err != nil {
+	recordDataset(ctx, b, pool, datasetVersion, restFills, now)
+	return now
+}
+
+// storedDataset is what the database records of a dataset version generated before: its rows and
+// its clock, or no rows on a new machine or after the version changed. A dataset takes minutes to
+// generate, so each benchmark reuses the one it finds.
+func storedDataset(ctx context.Context, b *testing.B, pool *pgxpool.Pool, version string) (rows int64, now time.Time) {
+	b.Helper()
+	if _, err := pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS public.bench_dataset (version text PRIMARY KEY, rows bigint, now_ts bigint)`); err != nil {
 		b.Fatal(err)
 	}
-	return now
+	var nowTs int64
+	err := pool.QueryRow(ctx, `SELECT rows, now_ts FROM public.bench_dataset WHERE version = $1`, version).Scan(&rows, &nowTs)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, time.Time{}
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	return rows, time.Unix(nowTs, 0)
+}
+
+// recordDataset records that version is generated, with rows on the clock now, for storedDataset.
+func recordDataset(ctx context.Context, b *testing.B, pool *pgxpool.Pool, version string, rows int64, now time.Time) {
+	b.Helper()
+	if _, err := pool.Exec(ctx, `INSERT INTO public.bench_dataset VALUES ($1, $2, $3)
+		ON CONFLICT (version) DO UPDATE SET rows = excluded.rows, now_ts = excluded.now_ts`, version, rows, now.Unix()); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // takers are the 300 accounts that take the datasets' fills, makers the three market makers that make
@@ -257,17 +278,11 @@ func BenchmarkTradesREST(b *testing.B) {
 	}
 }
 
+// get is fetch of an answer that must hold records: a short body is an empty page, whose speed
+// would measure nothing.
 func get(b *testing.B, u string) []byte {
 	b.Helper()
-	resp, err := http.Get(u)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != 200 {
-		b.Fatalf("GET %s: %d %v %s", u, resp.StatusCode, err, body)
-	}
+	body := fetch(b, u)
 	if len(body) < 1000 {
 		b.Fatalf("GET %s: %s", u, body)
 	}

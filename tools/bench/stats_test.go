@@ -113,12 +113,8 @@ var statsNow = time.Date(2026, 10, 31, 12, 0, 0, 0, time.UTC)
 func statsDataset(b *testing.B, pool *pgxpool.Pool) {
 	b.Helper()
 	ctx := context.Background()
-	if _, err := pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS public.bench_dataset (version text PRIMARY KEY, rows bigint, now_ts bigint)`); err != nil {
-		b.Fatal(err)
-	}
-	var rows int64
-	err := pool.QueryRow(ctx, `SELECT rows FROM public.bench_dataset WHERE version = $1`, statsDatasetVersion).Scan(&rows)
-	reuse := err == nil && rows == statsRows
+	rows, _ := storedDataset(ctx, b, pool, statsDatasetVersion)
+	reuse := rows == statsRows
 	if !reuse {
 		if _, err := pool.Exec(ctx, "DROP SCHEMA IF EXISTS stats CASCADE"); err != nil {
 			b.Fatal(err)
@@ -205,10 +201,7 @@ func statsDataset(b *testing.B, pool *pgxpool.Pool) {
 		}
 	}
 	b.Logf("aggregated the stats dataset (%s)", time.Since(t0).Round(time.Millisecond))
-	if _, err := pool.Exec(ctx, `INSERT INTO public.bench_dataset VALUES ($1, $2, $3)
-		ON CONFLICT (version) DO UPDATE SET rows = excluded.rows, now_ts = excluded.now_ts`, statsDatasetVersion, statsRows, statsNow.Unix()); err != nil {
-		b.Fatal(err)
-	}
+	recordDataset(ctx, b, pool, statsDatasetVersion, statsRows, statsNow)
 }
 
 // BenchmarkStatsREST serves GET /stats/markets and a page of the month's volume leaderboard (100

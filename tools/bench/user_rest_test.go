@@ -28,9 +28,8 @@ const (
 func userDataset(b *testing.B, pool *pgxpool.Pool, now time.Time) {
 	b.Helper()
 	ctx := context.Background()
-	var rows int64
-	err := pool.QueryRow(ctx, `SELECT rows FROM public.bench_dataset WHERE version = $1`, userDatasetVersion).Scan(&rows)
-	reuse := err == nil && rows == userRows
+	rows, _ := storedDataset(ctx, b, pool, userDatasetVersion)
+	reuse := rows == userRows
 	if !reuse {
 		// The schema of an older dataset version may be older too.
 		if _, err := pool.Exec(ctx, "DROP SCHEMA IF EXISTS users CASCADE"); err != nil {
@@ -83,10 +82,7 @@ func userDataset(b *testing.B, pool *pgxpool.Pool, now time.Time) {
 	if _, err := pool.Exec(ctx, "VACUUM ANALYZE users.fills"); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := pool.Exec(ctx, `INSERT INTO public.bench_dataset VALUES ($1, $2, $3)
-		ON CONFLICT (version) DO UPDATE SET rows = excluded.rows, now_ts = excluded.now_ts`, userDatasetVersion, userRows, now.Unix()); err != nil {
-		b.Fatal(err)
-	}
+	recordDataset(ctx, b, pool, userDatasetVersion, userRows, now)
 }
 
 // BenchmarkUserTradesREST serves GET /user/{accountId}/trades over 10 M user fill rows to 16 concurrent
