@@ -213,7 +213,9 @@ func decodeEvent(data []byte) (drift.Event, error) {
 // follow moves the program stack by one line of the runtime's: "Program <id> invoke [n]" pushes id,
 // "Program <id> success" and "Program <id> failed: <why>" pop; every other line leaves it. As the
 // SDK does, only the line's text before its first colon is read, so that no "Program log: " text
-// can look like an invoke.
+// can look like an invoke. The SDK matches looser ("invoke" anywhere, " success" anywhere); both
+// agree on every line the runtime writes, and the strict match keeps a crafted line such as
+// "Program x invoked" from moving the stack.
 func follow(stack []string, line string) ([]string, error) {
 	head, _, _ := strings.Cut(line, ":")
 	rest, ok := strings.CutPrefix(head, "Program ")
