@@ -126,8 +126,11 @@ func Parse(logMessages []string, failed bool) (Result, error) {
 		return r, nil
 	}
 	var (
-		stack []string // the running programs' ids, the innermost last
-		buf   []byte   // a line's decoded payload, reused: events copy what they keep
+		// frames holds the program stack, the running programs' ids with the innermost last, without
+		// an allocation up to the runtime's CPI depth.
+		frames [8]string
+		stack  = frames[:0]
+		b64    base64Buffer
 	)
 	for i, line := range logMessages {
 		if strings.HasPrefix(line, truncatedPrefix) {
@@ -140,8 +143,7 @@ func Parse(logMessages []string, failed bool) (Result, error) {
 		}
 		if running == drift.ProgramID || running == VaultProgramID {
 			if payload, prefix, ok := eventLine(line); ok {
-				var data []byte
-				data, buf = decodeBase64(buf, payload)
+				data := b64.decode(payload)
 				if running == VaultProgramID {
 					if isVaultEvent(data) {
 						r.VaultEvents++
@@ -180,18 +182,27 @@ func eventLine(line string) (string, Prefix, bool) {
 	return "", 0, false
 }
 
-// decodeBase64 decodes payload into buf, grown as needed, and returns the bytes and the buffer; the
-// bytes are nil when payload is not standard base64, which is how msg! text is told from events.
-func decodeBase64(buf []byte, payload string) ([]byte, []byte) {
-	n := base64.StdEncoding.DecodedLen(len(payload))
-	if cap(buf) < n {
-		buf = make([]byte, n)
+// base64Buffer decodes the lines' payloads into memory reused from line to line: the events copy
+// what they keep.
+type base64Buffer struct {
+	src, dst []byte
+}
+
+// decode decodes payload, nil when it is not standard base64, which is how msg! text is told from
+// events. The bytes are valid until the next decode.
+func (b *base64Buffer) decode(payload string) []byte {
+	if cap(b.src) < len(payload) {
+		// Event lines are a few hundred bytes: a buffer or two serve a whole transaction.
+		b.src = make([]byte, 0, max(len(payload), 2*cap(b.src), 256))
+		b.dst = make([]byte, base64.StdEncoding.DecodedLen(cap(b.src)))
 	}
-	n, err := base64.StdEncoding.Decode(buf[:n], []byte(payload))
+	b.src = append(b.src[:0], payload...)
+	n := base64.StdEncoding.DecodedLen(len(b.src))
+	n, err := base64.StdEncoding.Decode(b.dst[:n], b.src)
 	if err != nil {
-		return nil, buf
+		return nil
 	}
-	return buf[:n], buf
+	return b.dst[:n]
 }
 
 // decodeEvent decodes a Drift line's payload: nil and no error for what the SDK skips (no
