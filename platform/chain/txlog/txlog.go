@@ -111,8 +111,9 @@ func (e *LineError) Error() string {
 func (e *LineError) Unwrap() error { return e.Err }
 
 // Parse reads the Drift events of one transaction from its log messages. failed is whether the
-// transaction failed (meta.err is not null): a failed transaction changed nothing on chain, so its
-// events never happened and Parse returns none, as the SDK's subscribers and the Data API drop it.
+// transaction failed (meta.err is not null): the runtime rolled back all its instructions did, so
+// its events never happened and Parse returns none, as the SDK's subscribers and the Data API drop
+// the transaction.
 //
 // Parsing stops at a "Log truncated" line (see Result.Truncated). The error is a *LineError.
 //
