@@ -64,7 +64,7 @@ func (c *Catalogue) Market(t events.MarketType, i int) (events.Market, error) {
 	if m, ok := c.markets[marketKey{t, i}]; ok {
 		return m, nil
 	}
-	return events.Market{}, fmt.Errorf("records: %s market %d is not in the catalogue", t, i)
+	return events.Market{}, fmt.Errorf("%s market %d is not in the catalogue", t, i)
 }
 
 // Markets lists the catalogue, perp markets first, each kind by index.

@@ -66,8 +66,38 @@ func (m *Mapper) Map(ev drift.Event, c Context) (rec Mapped, ok bool, err error)
 			topic = events.TopicFills
 		}
 	case *drift.OrderRecord:
-		r, err = m.Order(ev, c)
+		r, err = nonNil(m.Order(ev, c))
 		topic = events.TopicOrders
+	case *drift.LiquidationRecord:
+		r, err = nonNil(Liquidation(ev, c))
+		topic = events.TopicLiquidations
+	case *drift.DepositRecord:
+		r, err = nonNil(m.Deposit(ev, c))
+		topic = events.TopicDeposits
+	case *drift.FundingRateRecord:
+		r, err = nonNil(m.FundingRate(ev, c))
+		topic = events.TopicFundingRates
+	case *drift.FundingPaymentRecord:
+		r, topic = FundingPayment(ev, c), events.TopicFundingPayments
+	case *drift.SwapRecord:
+		r, err = nonNil(m.Swap(ev, c))
+		topic = events.TopicSwaps
+	case *drift.SettlePnlRecord:
+		r, err = nonNil(SettlePnl(ev, c))
+		topic = events.TopicSettlePnl
+	case *drift.LPRecord:
+		r, err = nonNil(PerpLP(ev, c))
+		topic = events.TopicLP
+	case *drift.InsuranceFundRecord:
+		r, err = nonNil(m.InsuranceFund(ev, c))
+		topic = events.TopicInsuranceFund
+	case *drift.InsuranceFundStakeRecord:
+		r, err = nonNil(m.IFStake(ev, c))
+		topic = events.TopicIFStakes
+	case *drift.LPMintRedeemRecord:
+		r, topic = LPMintRedeem(ev, c), events.TopicLPMintRedeem
+	case *drift.NewUserRecord:
+		r, topic = NewUser(ev, c), events.TopicNewUsers
 	default:
 		return Mapped{}, false, nil
 	}
@@ -83,11 +113,50 @@ func (m *Mapper) Map(ev drift.Event, c Context) (rec Mapped, ok bool, err error)
 func Event(r events.Record) (drift.Event, error) {
 	switch r := r.(type) {
 	case *events.Fill:
-		return OrderActionEvent(r)
+		return event(OrderActionEvent(r))
 	case *events.Order:
-		return OrderEvent(r)
+		return event(OrderEvent(r))
+	case *events.Liquidation:
+		return event(LiquidationEvent(r))
+	case *events.Deposit:
+		return event(DepositEvent(r))
+	case *events.FundingRate:
+		return event(FundingRateEvent(r))
+	case *events.FundingPayment:
+		return event(FundingPaymentEvent(r))
+	case *events.Swap:
+		return event(SwapEvent(r))
+	case *events.SettlePnl:
+		return event(SettlePnlEvent(r))
+	case *events.PerpLP:
+		return event(PerpLPEvent(r))
+	case *events.InsuranceFund:
+		return event(InsuranceFundEvent(r))
+	case *events.IFStake:
+		return event(IFStakeEvent(r))
+	case *events.LPMintRedeem:
+		return event(LPMintRedeemEvent(r))
+	case *events.NewUser:
+		return event(NewUserEvent(r))
 	}
 	return nil, fmt.Errorf("records: no event for %T records", r)
+}
+
+// nonNil turns a typed mapping's result into a Record without the trap of a nil pointer in a
+// non-nil interface.
+func nonNil[T events.Record](r T, err error) (events.Record, error) {
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// event is nonNil's counterpart for events.
+func event[T drift.Event](e T, err error) (drift.Event, error) {
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
 }
 
 // wrap names the event a mapping failed for.
