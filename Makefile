@@ -8,8 +8,9 @@ CONTROLLER_GEN := sigs.k8s.io/controller-tools/cmd/controller-gen@v0.17.3
 ## run: the whole mesh on this machine (embedded broker, local Postgres under ./.data, simulator), on :8080
 # Built and exec'd rather than go run, which exits 1 on Ctrl-C whatever the program returns: make
 # would report the clean stop as an error.
+## MEMORY is its budget (default 2GiB), the Go soft limit's base
 run: deps
-	go build -o bin/devstack ./tools/cmd/devstack && exec ./bin/devstack
+	go build -o bin/devstack ./tools/cmd/devstack && exec ./bin/devstack $(if $(MEMORY),-memory $(MEMORY))
 
 ## test: everything CI runs
 test: deps testbed lint
@@ -20,10 +21,13 @@ bench: deps testbed
 	go test -run '^$$' -bench . -benchtime 1x -timeout 60m -v ./tools/bench/
 
 ## soak: the fault loops of tools/faults (Postgres restores and immediate stops, replicas joining, killed
-## and leaving) for SOAK_ROUNDS rounds each instead of make test's few
+## and leaving) for SOAK_ROUNDS rounds each instead of make test's few, and make run live for
+## SOAK_LIVE under its memory budget, no growth allowed
 SOAK_ROUNDS ?= 20
+SOAK_LIVE ?= 30m
 soak: deps
 	TIDEMARK_SOAK_ROUNDS=$(SOAK_ROUNDS) go test -count=1 -timeout 180m -v ./tools/faults/
+	TIDEMARK_DEVSTACK_SOAK=$(SOAK_LIVE) go test -count=1 -timeout 60m -v -run TestMakeRunStaysInItsBudget ./tools/devstack/
 
 ## lint: gofmt and go vet over every module of the workspace, and the CRD as the Go types generate it
 lint:

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -28,6 +30,24 @@ type EmbeddedOptions struct {
 	// EnforceACLs: a user may do only what its ACLs grant (a superuser anything), as a cluster run
 	// with an authorizer.
 	EnforceACLs bool
+	// SegmentBytes is the size of the partitions' log segments (default 100 MiB). Trimming frees
+	// whole segments only: a broker that Trims wants small ones.
+	SegmentBytes int
+}
+
+// Trim is what an embedded broker that lives long (the dev stack's) keeps of the topics consumer
+// groups read: records every group of the topic has moved past go, as Postgres holds them once
+// consumed, but KeepBehind of them stay, for a consumer that rewinds to the offsets its database
+// stored (a dev Postgres crashed with commits acknowledged but lost). A partition some group of its
+// topic has not committed on yet is left whole, and so are topics read without a group (the edge's
+// partition readers), whose readers' positions the broker cannot know.
+type Trim struct {
+	// Consumers are the consumer group ids reading each topic, by topic name as produced.
+	Consumers map[string][]string
+	// KeepBehind counts records per partition.
+	KeepBehind int64
+	// Every is how often the broker trims (default a minute).
+	Every time.Duration
 }
 
 // EmbeddedUser is a SASL user of the embedded broker. Mechanism is PLAIN, SCRAM-SHA-256 or
@@ -45,6 +65,11 @@ type Embedded struct {
 
 	mu      sync.Mutex
 	cluster *kfake.Cluster // nil once closed
+
+	stop     chan struct{}
+	done     chan struct{} // the trimmer's, nil when none runs
+	trimming sync.Once
+	closing  sync.Once
 }
 
 // StartEmbedded starts the broker. ctx only bounds start-up, which does not block today.
@@ -90,11 +115,104 @@ func StartEmbedded(ctx context.Context, opts EmbeddedOptions) (*Embedded, error)
 	if len(opts.Topics) > 0 {
 		kopts = append(kopts, kfake.SeedTopics(int32(opts.Partitions), opts.Topics...))
 	}
+	if opts.SegmentBytes > 0 {
+		kopts = append(kopts, kfake.BrokerConfigs(map[string]string{"log.segment.bytes": strconv.Itoa(opts.SegmentBytes)}))
+	}
 	c, err := kfake.NewCluster(kopts...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: start embedded broker: %w", err)
 	}
-	return &Embedded{addrs: c.ListenAddrs(), cluster: c}, nil
+	return &Embedded{addrs: c.ListenAddrs(), cluster: c, stop: make(chan struct{})}, nil
+}
+
+// TrimEvery trims as t says (TrimOnce) every t.Every until Close; a second call does nothing.
+func (e *Embedded) TrimEvery(t Trim) {
+	e.trimming.Do(func() {
+		e.done = make(chan struct{})
+		go e.trimLoop(t)
+	})
+}
+
+func (e *Embedded) trimLoop(t Trim) {
+	defer close(e.done)
+	every := t.Every
+	if every <= 0 {
+		every = time.Minute
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-e.stop:
+			return
+		case <-tick.C:
+			e.TrimOnce(t)
+		}
+	}
+}
+
+// Bytes is what the broker holds of topic's records.
+func (e *Embedded) Bytes(topic string) int64 {
+	e.mu.Lock()
+	c := e.cluster
+	e.mu.Unlock()
+	var n int64
+	if c != nil {
+		for _, p := range c.PartitionInfos(topic) {
+			n += p.NumBytes
+		}
+	}
+	return n
+}
+
+// TrimOnce deletes the records t lets go of, and returns how many.
+func (e *Embedded) TrimOnce(t Trim) int64 {
+	e.mu.Lock()
+	c := e.cluster
+	e.mu.Unlock()
+	if c == nil {
+		return 0
+	}
+	var deleted int64
+	trim := func(topic string, p *kfake.PartitionInfo, to int64) {
+		if to > p.HighWatermark {
+			to = p.HighWatermark
+		}
+		if to > p.LogStartOffset && c.DeleteRecords(topic, p.Partition, to) == nil {
+			deleted += to - p.LogStartOffset
+		}
+	}
+	for topic, groups := range t.Consumers {
+		commits := make([]map[int32]kfake.GroupCommit, 0, len(groups))
+		for _, g := range groups {
+			info := c.GroupInfo(g)
+			if info == nil {
+				commits = nil // a group that has not joined yet reads from the start
+				break
+			}
+			commits = append(commits, info.Commits[topic])
+		}
+		if commits == nil {
+			continue
+		}
+		for _, p := range c.PartitionInfos(topic) {
+			to, all := int64(-1), true
+			for _, cs := range commits {
+				cm, ok := cs[p.Partition]
+				if !ok {
+					all = false
+					break
+				}
+				if to < 0 || cm.Offset < to {
+					to = cm.Offset
+				}
+			}
+			if all {
+				trim(topic, p, to-t.KeepBehind)
+			}
+		}
+	}
+	return deleted
 }
 
 // Brokers are the addresses to dial.
@@ -104,6 +222,11 @@ func (e *Embedded) Brokers() []string { return e.addrs }
 // because a stopped kfake cluster still holds every record produced to it, and whoever keeps the
 // Embedded (a test's cleanup list, say) would keep them all live: a benchmark round's 400 MB.
 func (e *Embedded) Close() {
+	e.closing.Do(func() { close(e.stop) })
+	e.trimming.Do(func() {}) // no trimmer starts after Close
+	if e.done != nil {
+		<-e.done
+	}
 	e.mu.Lock()
 	c := e.cluster
 	e.cluster = nil

@@ -233,3 +233,81 @@ func TestPartitionReaderFromEndOffsets(t *testing.T) {
 		t.Error("EndOffsets of a missing topic: no error")
 	}
 }
+
+// TestEmbeddedTrim: a long-lived broker keeps of a consumed topic only what its slowest group has
+// not moved past (and KeepBehind more), and of a topic one of whose groups has not committed yet,
+// or that no group reads, everything; what it lets go of is freed.
+func TestEmbeddedTrim(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	trim := kafka.Trim{
+		Consumers:  map[string][]string{"consumed": {"fast", "slow"}, "waiting": {"fast", "absent"}},
+		KeepBehind: 100, Every: time.Hour, // TrimOnce below, not the ticker
+	}
+	const trimSegment = 1 << 20
+	e := startBroker(t, kafka.EmbeddedOptions{Partitions: 1, Topics: []string{"consumed", "waiting", "edge"}, SegmentBytes: trimSegment})
+	e.TrimEvery(trim)
+	kc := kafka.Config{Brokers: e.Brokers(), ClientID: "test"}
+	const n, size = 2000, 8 << 10 // 16 MiB a topic: several segments
+	w := kc.NewWriter("")
+	defer w.Close()
+	for _, topic := range []string{"consumed", "waiting", "edge"} {
+		msgs := make([]kafkago.Message, n)
+		for i := range msgs {
+			msgs[i] = kafkago.Message{Topic: topic, Value: bytes.Repeat([]byte{byte(i)}, size)}
+		}
+		if err := w.WriteMessages(ctx, msgs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	consume := func(group, topic string, upTo int) {
+		r := kc.NewReader(group, []string{topic})
+		defer r.Close()
+		for range upTo {
+			m, err := r.FetchMessage(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.CommitMessages(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	consume("fast", "consumed", n)
+	consume("slow", "consumed", 1200)
+	consume("fast", "waiting", n)
+
+	held := e.Bytes("consumed")
+	if deleted := e.TrimOnce(trim); deleted != 1200-100 {
+		t.Errorf("trimmed %d records, want %d", deleted, 1200-100)
+	}
+	for topic, want := range map[string]int64{"consumed": 1200 - 100, "waiting": 0, "edge": 0} {
+		if got := firstOffset(t, e.Brokers(), topic); got != want {
+			t.Errorf("%s starts at %d, want %d", topic, got, want)
+		}
+	}
+	// Whole segments go: of the 1100 records trimmed, all but what shares a segment with kept ones.
+	if freed, minFreed := held-e.Bytes("consumed"), int64(1100*size-2*trimSegment); freed < minFreed {
+		t.Errorf("trimming freed %d bytes of the topic's %d, want at least %d", freed, held, minFreed)
+	}
+	if got, want := e.Bytes("waiting"), held; got < want {
+		t.Errorf("the topic a group has not read holds %d bytes, want all %d", got, want)
+	}
+	// A consumer of the trimmed topic still reads every record it has not committed.
+	consume("slow", "consumed", n-1200)
+}
+
+// firstOffset is the first offset partition 0 of topic still holds.
+func firstOffset(tb testing.TB, brokers []string, topic string) int64 {
+	tb.Helper()
+	conn, err := kafkago.DialLeader(context.Background(), "tcp", brokers[0], topic, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer conn.Close()
+	first, err := conn.ReadFirstOffset()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return first
+}

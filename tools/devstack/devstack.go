@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,7 +56,25 @@ type Options struct {
 	// Exports receives the export runner and its file store once they run, for callers that look at
 	// jobs beside the Authority API (tests, benchmarks).
 	Exports chan<- Exports
+	// MemoryBudget is what the process may hold, default DefaultMemoryBudget; its soft limit is
+	// set to memoryLimitShare of it while Run runs, unless GOMEMLIMIT is set. A laptop has no
+	// container limit to take it from, and GOGC alone lets the heap grow to five times what is live.
+	MemoryBudget int64
 }
+
+// DefaultMemoryBudget is the dev stack's memory budget unless told otherwise.
+const DefaultMemoryBudget = 2 << 30
+
+// memoryLimitShare of the budget is the Go soft limit: the rest is what the runtime holds beyond it.
+const memoryLimitShare = 0.9
+
+// What the embedded broker keeps of each partition the services consume (kafka.Trim): their
+// history is in Postgres once consumed. The edge's topics are small and left whole.
+const (
+	brokerKeepBehind   = 2000
+	brokerSegmentBytes = 1 << 20
+	brokerTrimEvery    = 15 * time.Second
+)
 
 func (o *Options) defaults() {
 	if o.DataDir == "" {
@@ -84,6 +103,9 @@ func (o *Options) defaults() {
 	}
 	if o.Registry == nil {
 		o.Registry = telemetry.NewRegistry()
+	}
+	if o.MemoryBudget == 0 {
+		o.MemoryBudget = DefaultMemoryBudget
 	}
 }
 
@@ -149,6 +171,9 @@ var examples = map[string][]string{
 func Run(ctx context.Context, o Options) error {
 	o.defaults()
 	log := o.Logger
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(int64(float64(o.MemoryBudget) * memoryLimitShare)))
+	}
 
 	dataDir, err := filepath.Abs(o.DataDir)
 	if err != nil {
@@ -173,7 +198,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	defer pool.Close()
 
-	broker, err := kafka.StartEmbedded(ctx, kafka.EmbeddedOptions{Partitions: partitions})
+	broker, err := kafka.StartEmbedded(ctx, kafka.EmbeddedOptions{Partitions: partitions, SegmentBytes: brokerSegmentBytes})
 	if err != nil {
 		return fmt.Errorf("start broker: %w", err)
 	}
@@ -236,6 +261,7 @@ func Run(ctx context.Context, o Options) error {
 	if err := kafka.EnsureTopics(ctx, kc.Brokers, partitions, topics...); err != nil {
 		return err
 	}
+	broker.TrimEvery(brokerTrim(instances))
 	internalURLs := map[string]string{}
 	for _, inst := range instances {
 		publicLn, err := listen()
@@ -278,7 +304,8 @@ func Run(ctx context.Context, o Options) error {
 	simulator := newSimulator(o)
 	g.Add("simulator", func(ctx context.Context) error {
 		printBanner(o.Out, banner{base: base, pg: pgURL, brokers: broker.Brokers(), internal: internalURLs,
-			instances: instances, account: simulator.Accounts()[0], seed: o.Seed, fileTypes: sources, ws: ws})
+			instances: instances, account: simulator.Accounts()[0], seed: o.Seed, fileTypes: sources, ws: ws,
+			budget: o.MemoryBudget})
 		if o.Ready != nil {
 			o.Ready <- base
 		}
@@ -292,6 +319,18 @@ func Run(ctx context.Context, o Options) error {
 		return nil
 	}
 	return err
+}
+
+// brokerTrim is what the broker keeps of each topic the services consume: what one of its groups
+// has not stored yet.
+func brokerTrim(instances []*kit.Instance) kafka.Trim {
+	t := kafka.Trim{Consumers: map[string][]string{}, KeepBehind: brokerKeepBehind, Every: brokerTrimEvery}
+	for _, inst := range instances {
+		for _, topic := range inst.Consumes() {
+			t.Consumers[topic] = append(t.Consumers[topic], inst.Group())
+		}
+	}
+	return t
 }
 
 // partitions is how many partitions every topic has in the dev stack: enough for the consumers'
@@ -364,6 +403,7 @@ type banner struct {
 	seed      int64       // the simulator's, for the examples' commands
 	fileTypes map[v1alpha1.FileType]string
 	ws        edge
+	budget    int64 // the memory budget, bytes
 }
 
 func printBanner(w io.Writer, b banner) {
@@ -402,7 +442,10 @@ func printBanner(w io.Writer, b banner) {
             ./.data/exports and download from %[1]s/downloads/ with signed URLs; request one with
     curl -s -XPOST '%[1]s/authority/%[5]s/exports' -d '{"fileType":"trades","from":%[6]d,"to":%[7]d,"userPublicKeys":["%[8]s"]}'
 
+  memory:   %[9]s held now, within a budget of %[10]s (make run MEMORY=4GiB, or -memory, or
+            TIDEMARK_DEV_MEMORY; GOMEMLIMIT overrides it)
+
 History is being backfilled, then the simulator goes live. Ctrl-C stops everything.
 `, b.base, b.pg, strings.Join(b.brokers, ","), strings.Join(types, ", "), b.account.Authority,
-		time.Now().Add(-24*time.Hour).Unix(), time.Now().Unix(), b.account.User)
+		time.Now().Add(-24*time.Hour).Unix(), time.Now().Unix(), b.account.User, FormatBytes(heldBytes()), FormatBytes(b.budget))
 }

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -22,7 +23,15 @@ func main() {
 	flag.IntVar(&o.BackfillDays, "backfill-days", 3, "days of simulated history written before going live")
 	flag.Float64Var(&o.LiveRate, "rate", 20, "simulated events per second once live")
 	flag.Int64Var(&o.Seed, "seed", 1, "simulator seed")
+	memory := flag.String("memory", cmp.Or(os.Getenv("TIDEMARK_DEV_MEMORY"), "2GiB"),
+		"memory budget of the whole stack, the Go soft limit's base (TIDEMARK_DEV_MEMORY; GOMEMLIMIT overrides it)")
 	flag.Parse()
+	budget, err := devstack.ParseBytes(*memory)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "devstack: -memory:", err)
+		os.Exit(2)
+	}
+	o.MemoryBudget = budget
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
