@@ -12,9 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tidemark/tidemark/platform/chain/borsh"
 	"github.com/tidemark/tidemark/platform/chain/drift"
-	"github.com/tidemark/tidemark/platform/chain/solana"
+	"github.com/tidemark/tidemark/platform/chain/drift/drifttest"
 )
 
 // The real mainnet samples of testdata (see its README): event lines with the values an
@@ -90,7 +89,7 @@ func TestEventSamples(t *testing.T) {
 			if e.FieldsPresent() != s.FieldsPresent {
 				t.Errorf("%d fields present, want %d", e.FieldsPresent(), s.FieldsPresent)
 			}
-			got := toJSON(reflect.ValueOf(e).Elem(), e.FieldsPresent()).(map[string]any)
+			got := drifttest.JSON(reflect.ValueOf(e).Elem(), e.FieldsPresent()).(map[string]any)
 			if len(got) != s.FieldsPresent || len(s.Decoded) != s.FieldsPresent {
 				t.Errorf("%d fields decoded, the sample has %d, want %d", len(got), len(s.Decoded), s.FieldsPresent)
 			}
@@ -148,7 +147,7 @@ func TestAccountSamples(t *testing.T) {
 			if err := a.UnmarshalBinary(data); err != nil {
 				t.Fatalf("%s: %v", s.Source, err)
 			}
-			full := toJSON(reflect.ValueOf(a).Elem(), -1).(map[string]any)
+			full := drifttest.JSON(reflect.ValueOf(a).Elem(), -1).(map[string]any)
 			for path, want := range s.Summary {
 				got := lookup(t, full, path)
 				if path == "name" {
@@ -224,65 +223,4 @@ func compareJSON(tb testing.TB, path string, want, got any) {
 	if !reflect.DeepEqual(w, g) {
 		tb.Errorf("%s: got %v, want %v", path, g, w)
 	}
-}
-
-// toJSON gives a decoded value in the samples' conventions (README "Value conventions"): 64- and
-// 128-bit integers as decimal strings, smaller ones as numbers, keys as base58, [u8; N] as hex,
-// enums by variant name, options as null or the value. It walks the Go value by its idl tags, a
-// path independent of the generator's. fields limits a struct to its first fields (-1: all).
-func toJSON(v reflect.Value, fields int) any {
-	switch x := v.Interface().(type) {
-	case borsh.Uint128:
-		return x.String()
-	case borsh.Int128:
-		return x.String()
-	case solana.PublicKey:
-		return x.String()
-	case fmt.Stringer:
-		// The generated enums.
-		return x.String()
-	}
-	t := v.Type()
-	switch t.Kind() {
-	case reflect.Struct:
-		if strings.HasPrefix(t.Name(), "Option[") {
-			if !v.FieldByName("Some").Bool() {
-				return nil
-			}
-			return toJSON(v.FieldByName("Value"), -1)
-		}
-		m := map[string]any{}
-		for i := range t.NumField() {
-			tag := t.Field(i).Tag.Get("idl")
-			if tag == "-" || (fields >= 0 && i >= fields) {
-				continue
-			}
-			m[tag] = toJSON(v.Field(i), -1)
-		}
-		return m
-	case reflect.Array, reflect.Slice:
-		if t.Elem().Kind() == reflect.Uint8 {
-			b := make([]byte, v.Len())
-			reflect.Copy(reflect.ValueOf(b), v)
-			return hex.EncodeToString(b)
-		}
-		out := make([]any, v.Len())
-		for i := range out {
-			out[i] = toJSON(v.Index(i), -1)
-		}
-		return out
-	case reflect.Int64:
-		return fmt.Sprint(v.Int())
-	case reflect.Uint64:
-		return fmt.Sprint(v.Uint())
-	case reflect.Int8, reflect.Int16, reflect.Int32:
-		return v.Int()
-	case reflect.Uint8, reflect.Uint16, reflect.Uint32:
-		return v.Uint()
-	case reflect.Bool:
-		return v.Bool()
-	case reflect.String:
-		return v.String()
-	}
-	panic("toJSON: unexpected " + t.String())
 }

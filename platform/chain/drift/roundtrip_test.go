@@ -10,22 +10,8 @@ import (
 	"github.com/tidemark/tidemark/platform/chain/anchor"
 	"github.com/tidemark/tidemark/platform/chain/borsh"
 	"github.com/tidemark/tidemark/platform/chain/drift"
+	"github.com/tidemark/tidemark/platform/chain/drift/drifttest"
 )
-
-// allEvents is a value of every event type of the IDL: 20 of them have no real sample.
-func allEvents() []drift.Event {
-	return []drift.Event{
-		new(drift.NewUserRecord), new(drift.DepositRecord), new(drift.SpotInterestRecord),
-		new(drift.FundingPaymentRecord), new(drift.FundingRateRecord), new(drift.CurveRecord),
-		new(drift.SignedMsgOrderRecord), new(drift.OrderRecord), new(drift.OrderActionRecord),
-		new(drift.LPRecord), new(drift.LiquidationRecord), new(drift.SettlePnlRecord),
-		new(drift.InsuranceFundRecord), new(drift.InsuranceFundStakeRecord), new(drift.InsuranceFundSwapRecord),
-		new(drift.TransferProtocolIfSharesToRevenuePoolRecord), new(drift.SwapRecord),
-		new(drift.SpotMarketVaultDepositRecord), new(drift.DeleteUserRecord), new(drift.FuelSweepRecord),
-		new(drift.FuelSeasonRecord), new(drift.RevenueShareSettleRecord), new(drift.LPSettleRecord),
-		new(drift.LPSwapRecord), new(drift.LPMintRedeemRecord), new(drift.LPBorrowLendDepositRecord),
-	}
-}
 
 // fill sets every field of v to a value of its own (counting up from *n), options to Some, Vecs
 // and Strings to two items, enums to their second variant: a value where a field read from the
@@ -77,7 +63,7 @@ func fill(v reflect.Value, n *uint64) {
 }
 
 func TestEventsRoundTrip(t *testing.T) {
-	events := allEvents()
+	events := drifttest.AllEvents()
 	if len(events) != 26 {
 		t.Fatalf("%d events, the IDL has 26", len(events))
 	}
