@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tidemark/tidemark/platform/chain/drift"
+	"github.com/tidemark/tidemark/platform/chain/drift/drifttest"
 )
 
 // The decoders against the floor a later bench compares them with: base64 and a bare loop of
@@ -13,7 +14,7 @@ import (
 
 func benchLines(b *testing.B) []string {
 	var lines []string
-	for _, s := range MustReadJSONL[eventSample](b, "events.jsonl") {
+	for _, s := range drifttest.Samples[eventSample](b, "events.jsonl") {
 		lines = append(lines, s.Line)
 	}
 	return lines
@@ -71,7 +72,7 @@ func BenchmarkBaseline(b *testing.B) {
 }
 
 func BenchmarkUnmarshalUser(b *testing.B) {
-	data := MustBase64(b, MustReadJSONL[accountSample](b, "accounts.jsonl")[0].Base64)
+	data := drifttest.Base64(b, drifttest.Samples[accountSample](b, "accounts.jsonl")[0].Base64)
 	var u drift.User
 	b.ReportAllocs()
 	b.SetBytes(int64(len(data)))

@@ -8,12 +8,13 @@ import (
 
 	"github.com/tidemark/tidemark/platform/chain/borsh"
 	"github.com/tidemark/tidemark/platform/chain/drift"
+	"github.com/tidemark/tidemark/platform/chain/drift/drifttest"
 )
 
 // sampleBytes returns the bytes of the i-th event sample.
 func sampleBytes(tb testing.TB, i int) []byte {
 	tb.Helper()
-	return MustBase64(tb, MustReadJSONL[eventSample](tb, "events.jsonl")[i].Line)
+	return drifttest.Base64(tb, drifttest.Samples[eventSample](tb, "events.jsonl")[i].Line)
 }
 
 // edit returns a copy of b with the byte at off set to v.
@@ -127,7 +128,7 @@ func TestEncodeRefusesAbsent(t *testing.T) {
 }
 
 func TestAccountRefusals(t *testing.T) {
-	user := MustBase64(t, MustReadJSONL[accountSample](t, "accounts.jsonl")[0].Base64)
+	user := drifttest.Base64(t, drifttest.Samples[accountSample](t, "accounts.jsonl")[0].Base64)
 	cases := []struct {
 		name      string
 		data      []byte
@@ -157,8 +158,8 @@ func TestAccountRefusals(t *testing.T) {
 func FuzzDecodeEvent(f *testing.F) {
 	// Seeds: every real sample, whole and cut in the middle, so that the short run of go test
 	// covers the old layouts and the refusals.
-	for _, s := range MustReadJSONL[eventSample](f, "events.jsonl") {
-		b := MustBase64(f, s.Line)
+	for _, s := range drifttest.Samples[eventSample](f, "events.jsonl") {
+		b := drifttest.Base64(f, s.Line)
 		f.Add(b)
 		f.Add(b[:len(b)/2])
 	}

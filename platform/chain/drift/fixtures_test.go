@@ -1,13 +1,10 @@
 package drift_test
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -37,48 +34,14 @@ type accountSample struct {
 	Summary map[string]any `json:"summary"`
 }
 
-// MustReadJSONL reads a JSON Lines file of testdata.
-func MustReadJSONL[T any](tb testing.TB, name string) []T {
-	tb.Helper()
-	f, err := os.Open("testdata/" + name)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	var out []T
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var v T
-		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
-			tb.Fatalf("%s line %d: %v", name, len(out)+1, err)
-		}
-		out = append(out, v)
-	}
-	if err := sc.Err(); err != nil {
-		tb.Fatal(err)
-	}
-	return out
-}
-
-// MustBase64 decodes standard base64.
-func MustBase64(tb testing.TB, s string) []byte {
-	tb.Helper()
-	b, err := base64.StdEncoding.DecodeString(s)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return b
-}
-
 func TestEventSamples(t *testing.T) {
-	samples := MustReadJSONL[eventSample](t, "events.jsonl")
+	samples := drifttest.Samples[eventSample](t, "events.jsonl")
 	if len(samples) != 22 {
 		t.Fatalf("%d event samples, want 22", len(samples))
 	}
 	for i, s := range samples {
 		t.Run(fmt.Sprintf("%02d_%s_%d", i, s.Event, s.FieldsPresent), func(t *testing.T) {
-			data := MustBase64(t, s.Line)
+			data := drifttest.Base64(t, s.Line)
 			e, err := drift.DecodeEvent(data)
 			if err != nil {
 				t.Fatalf("%s: %v", s.Source, err)
@@ -129,7 +92,7 @@ func newAccount(tb testing.TB, name string) interface {
 }
 
 func TestAccountSamples(t *testing.T) {
-	samples := MustReadJSONL[accountSample](t, "accounts.jsonl")
+	samples := drifttest.Samples[accountSample](t, "accounts.jsonl")
 	if len(samples) != 162 {
 		t.Fatalf("%d account samples, want 162", len(samples))
 	}
@@ -139,7 +102,7 @@ func TestAccountSamples(t *testing.T) {
 	}
 	for i, s := range samples {
 		t.Run(fmt.Sprintf("%03d_%s", i, s.Account), func(t *testing.T) {
-			data := MustBase64(t, s.Base64)
+			data := drifttest.Base64(t, s.Base64)
 			if len(data) != s.Bytes || len(data) != sizes[s.Account] {
 				t.Fatalf("%d bytes, the sample says %d, the IDL %d", len(data), s.Bytes, sizes[s.Account])
 			}

@@ -75,8 +75,8 @@ func TestSDKDecodesAlike(t *testing.T) {
 			add(e.EventName(), padded, drifttest.SDKJSON(reflect.ValueOf(got).Elem(), keep), true)
 		}
 	}
-	for _, s := range MustReadJSONL[eventSample](t, "events.jsonl") {
-		data := MustBase64(t, s.Line)
+	for _, s := range drifttest.Samples[eventSample](t, "events.jsonl") {
+		data := drifttest.Base64(t, s.Line)
 		e, err := drift.DecodeEvent(data)
 		if err != nil {
 			t.Fatal(err)

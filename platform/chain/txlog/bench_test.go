@@ -3,6 +3,7 @@ package txlog_test
 import (
 	"testing"
 
+	"github.com/tidemark/tidemark/platform/chain/drift/drifttest"
 	"github.com/tidemark/tidemark/platform/chain/txlog"
 )
 
@@ -11,7 +12,7 @@ import (
 func BenchmarkParse(b *testing.B) {
 	var logs [][]string
 	lines := 0
-	for _, tx := range MustReadJSONL[txSample](b, "transactions.jsonl") {
+	for _, tx := range drifttest.Samples[txSample](b, "transactions.jsonl") {
 		logs = append(logs, tx.LogMessages)
 		lines += len(tx.LogMessages)
 	}

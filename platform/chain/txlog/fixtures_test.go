@@ -1,18 +1,14 @@
 package txlog_test
 
 import (
-	"bufio"
-	"encoding/json"
-	"os"
 	"testing"
 
+	"github.com/tidemark/tidemark/platform/chain/drift/drifttest"
 	"github.com/tidemark/tidemark/platform/chain/txlog"
 )
 
-// The real mainnet samples are drift's testdata (see its README): whole transaction logs with the
-// events a port of the SDK's parser found in them, and event lines with their decoded values.
-const testdata = "../drift/testdata/"
-
+// txSample is a whole transaction log of the real mainnet samples (drift's testdata, see its README;
+// drifttest.Samples reads them) with the events a port of the SDK's parser found in it.
 type txSample struct {
 	Source         string          `json:"source"`
 	TxSig          *string         `json:"txSig"`
@@ -31,30 +27,6 @@ type eventSample struct {
 	Prefix string `json:"prefix"`
 	Line   string `json:"line"`
 	Event  string `json:"event"`
-}
-
-// MustReadJSONL reads a JSON Lines file of drift's testdata.
-func MustReadJSONL[T any](tb testing.TB, name string) []T {
-	tb.Helper()
-	f, err := os.Open(testdata + name)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	var out []T
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var v T
-		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
-			tb.Fatalf("%s line %d: %v", name, len(out)+1, err)
-		}
-		out = append(out, v)
-	}
-	if err := sc.Err(); err != nil {
-		tb.Fatal(err)
-	}
-	return out
 }
 
 // MustParse parses a log that must parse.
@@ -77,7 +49,7 @@ func summary(r txlog.Result) []expectedEvent {
 }
 
 func TestTransactions(t *testing.T) {
-	txs := MustReadJSONL[txSample](t, "transactions.jsonl")
+	txs := drifttest.Samples[txSample](t, "transactions.jsonl")
 	if len(txs) != 5 {
 		t.Fatalf("%d transactions, want 5", len(txs))
 	}

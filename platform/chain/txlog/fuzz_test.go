@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tidemark/tidemark/platform/chain/drift"
+	"github.com/tidemark/tidemark/platform/chain/drift/drifttest"
 	"github.com/tidemark/tidemark/platform/chain/txlog"
 )
 
@@ -16,7 +17,7 @@ import (
 // transactions, as they are, failed, cut by "Log truncated" and with an event line cut short, so
 // that the short run of go test covers every path.
 func FuzzParse(f *testing.F) {
-	for _, tx := range MustReadJSONL[txSample](f, "transactions.jsonl") {
+	for _, tx := range drifttest.Samples[txSample](f, "transactions.jsonl") {
 		msgs := tx.LogMessages
 		f.Add(strings.Join(msgs, "\n"), false)
 		f.Add(strings.Join(msgs, "\n"), true)

@@ -10,6 +10,7 @@ import (
 	"github.com/tidemark/tidemark/platform/chain/anchor"
 	"github.com/tidemark/tidemark/platform/chain/borsh"
 	"github.com/tidemark/tidemark/platform/chain/drift"
+	"github.com/tidemark/tidemark/platform/chain/drift/drifttest"
 	"github.com/tidemark/tidemark/platform/chain/txlog"
 )
 
@@ -40,7 +41,7 @@ type samples struct {
 
 func mustSamples(tb testing.TB) samples {
 	tb.Helper()
-	ev := MustReadJSONL[eventSample](tb, "events.jsonl")
+	ev := drifttest.Samples[eventSample](tb, "events.jsonl")
 	if ev[0].Event != "OrderActionRecord" || ev[9].Event != "OrderActionRecord" || ev[8].Prefix != "Program data" || ev[16].Event != "SwapRecord" {
 		tb.Fatal("events.jsonl is not the file these tests were written for")
 	}

@@ -4,6 +4,9 @@
 package drifttest
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -12,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -268,4 +272,43 @@ func Same(t testing.TB, path string, want, got any, n *int) bool {
 	}
 	walk(path, want, got)
 	return *n == before
+}
+
+// Samples reads a JSON Lines file of the real mainnet samples (platform/chain/drift/testdata, see
+// its README), numbers kept exact (json.Number: ids above 2^53).
+func Samples[T any](tb testing.TB, name string) []T {
+	tb.Helper()
+	_, here, _, _ := runtime.Caller(0)
+	path := filepath.Join(filepath.Dir(here), "..", "testdata", name)
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	var out []T
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var v T
+		d := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		d.UseNumber()
+		if err := d.Decode(&v); err != nil {
+			tb.Fatalf("%s line %d: %v", name, len(out)+1, err)
+		}
+		out = append(out, v)
+	}
+	if err := sc.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+// Base64 decodes a sample's standard base64.
+func Base64(tb testing.TB, s string) []byte {
+	tb.Helper()
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
 }
