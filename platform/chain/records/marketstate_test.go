@@ -127,22 +127,107 @@ func TestSampleMarketStates(t *testing.T) {
 }
 
 // TestMarketStateRefusals: an account whose market the catalogue lacks is refused with an error
-// naming the market, since its record would have no symbol.
+// naming the market, since its record would have no symbol; so is a spot market whose token
+// amounts cannot be scaled or whose rate curve the SDK cannot price.
 func TestMarketStateRefusals(t *testing.T) {
 	m := records.New(mustSampleCatalogue(t))
+	perp := func(index uint16) func() error {
+		return func() error {
+			_, err := m.PerpMarketState(&drift.PerpMarket{MarketIndex: index}, stateTs, stateSlot)
+			return err
+		}
+	}
+	spot := func(a drift.SpotMarket) func() error {
+		return func() error {
+			_, err := m.SpotMarketState(&a, stateTs, stateSlot)
+			return err
+		}
+	}
 	tests := []struct {
-		name  string
-		index uint16
-		want  string
+		name string
+		run  func() error
+		want string
 	}{
-		{"unknown perp market", 999, "perp market 999 is not in the catalogue"},
-		{"last index", 65535, "perp market 65535 is not in the catalogue"},
+		{"unknown perp market", perp(999), "perp market 999 is not in the catalogue"},
+		{"last perp index", perp(65535), "perp market 65535 is not in the catalogue"},
+		{"unknown spot market", spot(drift.SpotMarket{MarketIndex: 999}), "spot market 999 is not in the catalogue"},
+		{"decimals beyond int64", spot(drift.SpotMarket{Decimals: 19, OptimalUtilization: 800_000}), "USDC: decimals 19 beyond 18"},
+		{"zero optimal utilization", spot(drift.SpotMarket{Decimals: 6}), "USDC: optimal utilization is zero"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := m.PerpMarketState(&drift.PerpMarket{MarketIndex: tt.index}, stateTs, stateSlot)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
+			if err := tt.run(); err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestSpotMarketState pins the lending arithmetic on hand-made accounts, without node.
+func TestSpotMarketState(t *testing.T) {
+	cat, err := records.CatalogueOf(events.Market{Index: 1, Symbol: "SOL", Type: events.MarketTypeSpot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := records.New(cat)
+	const (
+		bal = 1_000_000_000  // SPOT_BALANCE_PRECISION
+		cum = 10_000_000_000 // SPOT_CUMULATIVE_INTEREST_PRECISION
+		tok = 1_000_000_000  // SOL's 9 decimals
+		pct = 1_000_000      // PERCENTAGE_PRECISION
+	)
+	tests := []struct {
+		name                        string
+		deposits, borrows           uint64 // scaled balances
+		borrowInterest              uint64
+		depositRate, borrowRate     events.Amount
+		depositAmount, borrowAmount events.Amount
+	}{
+		{
+			// Half used, under the optimal 80%: the borrow rate is 50/80 of the optimal 10%, and
+			// depositors get it on half the pool less the insurance fund's 10%.
+			name: "below optimal", deposits: 100 * bal, borrows: 50 * bal, borrowInterest: cum,
+			depositAmount: "100000000000", borrowAmount: "50000000000", borrowRate: "62500", depositRate: "28125",
+		},
+		{
+			// A borrow interest that does not divide rounds the borrowed amount up.
+			name: "borrows round up", deposits: 100 * bal, borrows: 1, borrowInterest: cum + 1,
+			depositAmount: "100000000000", borrowAmount: "2", borrowRate: "5000", depositRate: "0",
+		},
+		{
+			// 90% used: the optimal 10% plus the first two segments' 5% and 10% of the extra 100%;
+			// depositors get it on 90% of the pool less the insurance fund's 10%.
+			name: "above optimal", deposits: 100 * bal, borrows: 90 * bal, borrowInterest: cum,
+			depositAmount: "100000000000", borrowAmount: "90000000000", borrowRate: "250000", depositRate: "202500",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &drift.SpotMarket{
+				MarketIndex: 1, Decimals: 9,
+				DepositBalance: borsh.U128(tt.deposits), BorrowBalance: borsh.U128(tt.borrows),
+				CumulativeDepositInterest: borsh.U128(cum), CumulativeBorrowInterest: borsh.U128(tt.borrowInterest),
+				OptimalUtilization: 800_000, OptimalBorrowRate: 100_000, MaxBorrowRate: 1_100_000,
+				MinBorrowRate: 1, // half a percent
+			}
+			a.InsuranceFund.TotalFactor = pct / 10
+			a.HistoricalOracleData.LastOraclePrice = 150 * pct
+			st, err := m.SpotMarketState(a, stateTs, stateSlot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := st.ValidateAt(time.Unix(stateTs, 0)); err != nil {
+				t.Fatal(err)
+			}
+			nine := 9
+			want := &events.MarketState{
+				Ts: stateTs, Slot: stateSlot, MarketIndex: 1, MarketType: events.MarketTypeSpot, Symbol: "SOL",
+				OraclePrice: "150000000", Decimals: &nine,
+				DepositBalance: tt.depositAmount, BorrowBalance: tt.borrowAmount,
+				DepositRate: tt.depositRate, BorrowRate: tt.borrowRate,
+			}
+			if !reflect.DeepEqual(st, want) {
+				t.Errorf("got  %s\nwant %s", mustJSON(t, st), mustJSON(t, want))
 			}
 		})
 	}

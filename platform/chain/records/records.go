@@ -9,7 +9,7 @@
 // users. Events no topic carries (SpotInterestRecord, CurveRecord, SignedMsgOrderRecord, ...) map
 // to nothing. Market states (protocol.market-states) come from PerpMarket accounts, not events;
 // their mapping is not here yet.
-// (Perp markets' now is: Mapper.PerpMarketState, from the account alone, in marketstate.go.)
+// (It now is: Mapper.PerpMarketState and SpotMarketState, from the accounts alone.)
 //
 // Amounts keep the event's integers: the program already writes them in the precisions the records
 // document (price 1e6, quote 1e6, perp base 1e9, funding 1e9, spot amounts in token precision).
