@@ -7,9 +7,9 @@
 // as placed, a DepositRecord a deposit (rewards included, as explanation "reward"), and so on for
 // funding, liquidations, swaps, settlements, LP, insurance fund, stakes, LP mint/redeem and new
 // users. Events no topic carries (SpotInterestRecord, CurveRecord, SignedMsgOrderRecord, ...) map
-// to nothing. Market states (protocol.market-states) come from PerpMarket accounts, not events;
-// their mapping is not here yet.
-// (It now is: Mapper.PerpMarketState and SpotMarketState, from the accounts alone.)
+// to nothing. Market states (protocol.market-states) come from the market accounts, not events:
+// Mapper.PerpMarketState and SpotMarketState, from an account alone; having no event bytes, they
+// have no reverse.
 //
 // Amounts keep the event's integers: the program already writes them in the precisions the records
 // document (price 1e6, quote 1e6, perp base 1e9, funding 1e9, spot amounts in token precision).
