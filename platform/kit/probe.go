@@ -72,16 +72,21 @@ func Probe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// probeUntil asks u until it passes or ctx ends, and returns the last reason it did not pass.
+// probeUntil asks u until it passes or ctx ends, and returns the last reason it did not pass: the
+// last answer's, rather than the deadline that cut a later attempt short.
 func probeUntil(ctx context.Context, client *http.Client, u string, interval time.Duration) error {
+	var last error
 	for {
 		err := probeOnce(ctx, client, u)
 		if err == nil {
 			return nil
 		}
+		if last == nil || ctx.Err() == nil {
+			last = err
+		}
 		select {
 		case <-ctx.Done():
-			return err
+			return last
 		case <-time.After(interval):
 		}
 	}

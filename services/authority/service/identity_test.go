@@ -63,10 +63,16 @@ func TestExportsWithWebIdentity(t *testing.T) {
 
 	// A URL never outlives the session that signs it: with 15-minute sessions, a URL asked for an
 	// hour lives at most 15 minutes, and still downloads.
-	short, err := objstore.NewS3(ctx, webIdentity("short", exportsAudience, 15*time.Minute))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// MinIO answers ready before its IAM has loaded the built-in policies: until then it refuses a
+	// role's policy as undefined.
+	var short *objstore.S3
+	kittest.Eventually(t, 30*time.Second, "MinIO's IAM to know the role's policy", func() bool {
+		short, err = objstore.NewS3(ctx, webIdentity("short", exportsAudience, 15*time.Minute))
+		if err != nil && !strings.Contains(err.Error(), "are defined") {
+			t.Fatal(err)
+		}
+		return err == nil
+	})
 	if _, err := short.Put(ctx, "probe.csv", strings.NewReader("a\n1\n"), objstore.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
