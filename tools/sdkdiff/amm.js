@@ -7,8 +7,7 @@
 // data (no projected repeg) and calculatePrice of the bid and ask reserves the program stored.
 'use strict';
 const path = require('path');
-const readline = require('readline');
-const { program, sdk } = require('./sdk');
+const { program, sdk, eachLine } = require('./sdk');
 const { calculatePrice } = require(path.join(sdk, 'lib/node/math/amm.js'));
 const { calculateReservePrice } = require(path.join(sdk, 'lib/node/math/market.js'));
 const { decodeName } = require(path.join(sdk, 'lib/node/userName.js'));
@@ -33,13 +32,4 @@ function state(m) {
   };
 }
 
-const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
-rl.on('line', (line) => {
-  let out;
-  try {
-    out = state(program.coder.accounts.decode('PerpMarket', Buffer.from(line.trim(), 'base64')));
-  } catch (err) {
-    out = { error: String(err) };
-  }
-  process.stdout.write(JSON.stringify(out) + '\n');
-});
+eachLine((line) => state(program.coder.accounts.decode('PerpMarket', Buffer.from(line, 'base64'))));

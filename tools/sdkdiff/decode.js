@@ -3,17 +3,9 @@
 // line; stdout: one JSON line each, {"name", "data"} in the chain samples' conventions (see sdk.js),
 // or {"error"} when the SDK cannot decode it.
 'use strict';
-const readline = require('readline');
-const { program, norm } = require('./sdk');
+const { program, norm, eachLine } = require('./sdk');
 
-const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
-rl.on('line', (line) => {
-  let out;
-  try {
-    const e = program.coder.events.decode(line.trim());
-    out = e ? { name: e.name, data: norm(e.data) } : { error: 'not an event' };
-  } catch (err) {
-    out = { error: String(err) };
-  }
-  process.stdout.write(JSON.stringify(out) + '\n');
+eachLine((line) => {
+  const e = program.coder.events.decode(line);
+  return e ? { name: e.name, data: norm(e.data) } : { error: 'not an event' };
 });

@@ -4,18 +4,10 @@
 // one JSON line each, {"events": [{"name", "data"}]} in the conventions of sdk.js, or {"error"}.
 'use strict';
 const path = require('path');
-const readline = require('readline');
-const { sdk, program, norm } = require('./sdk');
+const { sdk, program, norm, eachLine } = require('./sdk');
 const { parseLogsWithRaw } = require(path.join(sdk, 'lib/node/events/parse'));
 
-const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
-rl.on('line', (line) => {
-  let out;
-  try {
-    const { events } = parseLogsWithRaw(program, JSON.parse(line));
-    out = { events: events.map((e) => ({ name: e.name, data: norm(e.data) })) };
-  } catch (err) {
-    out = { error: String(err) };
-  }
-  process.stdout.write(JSON.stringify(out) + '\n');
+eachLine((line) => {
+  const { events } = parseLogsWithRaw(program, JSON.parse(line));
+  return { events: events.map((e) => ({ name: e.name, data: norm(e.data) })) };
 });

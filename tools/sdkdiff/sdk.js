@@ -40,4 +40,19 @@ function norm(v) {
   return v;
 }
 
-module.exports = { anchor, web3, sdk, program, norm };
+// eachLine answers every line of stdin with one JSON line of stdout: what fn returns for it, or
+// {"error"} when fn throws (the SDK refusing an input is an answer, not a failure of the script).
+function eachLine(fn) {
+  const rl = require('readline').createInterface({ input: process.stdin, crlfDelay: Infinity });
+  rl.on('line', (line) => {
+    let out;
+    try {
+      out = fn(line.trim());
+    } catch (err) {
+      out = { error: String(err) };
+    }
+    process.stdout.write(JSON.stringify(out) + '\n');
+  });
+}
+
+module.exports = { anchor, web3, sdk, program, norm, eachLine };

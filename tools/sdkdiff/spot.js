@@ -5,8 +5,7 @@
 // decode the account or compute its rates.
 'use strict';
 const path = require('path');
-const readline = require('readline');
-const { program, sdk } = require('./sdk');
+const { program, sdk, eachLine } = require('./sdk');
 const { getTokenAmount, calculateDepositRate, calculateBorrowRate } = require(path.join(sdk, 'lib/node/math/spotBalance.js'));
 const { SpotBalanceType } = require(path.join(sdk, 'lib/node/types.js'));
 const { decodeName } = require(path.join(sdk, 'lib/node/userName.js'));
@@ -24,13 +23,4 @@ function state(m) {
   };
 }
 
-const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
-rl.on('line', (line) => {
-  let out;
-  try {
-    out = state(program.coder.accounts.decode('SpotMarket', Buffer.from(line.trim(), 'base64')));
-  } catch (err) {
-    out = { error: String(err) };
-  }
-  process.stdout.write(JSON.stringify(out) + '\n');
-});
+eachLine((line) => state(program.coder.accounts.decode('SpotMarket', Buffer.from(line, 'base64'))));
