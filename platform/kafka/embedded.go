@@ -182,10 +182,17 @@ func (e *Embedded) TrimOnce(t Trim) int64 {
 			deleted += to - p.LogStartOffset
 		}
 	}
+	// A group reads several topics: its commits are read once a pass, each read a round trip
+	// through the broker's loop.
+	infos := map[string]*kfake.GroupInfo{}
 	for topic, groups := range t.Consumers {
 		commits := make([]map[int32]kfake.GroupCommit, 0, len(groups))
 		for _, g := range groups {
-			info := c.GroupInfo(g)
+			info, read := infos[g]
+			if !read {
+				info = c.GroupInfo(g)
+				infos[g] = info
+			}
 			if info == nil {
 				commits = nil // a group that has not joined yet reads from the start
 				break
