@@ -67,8 +67,8 @@ func (w WebIdentity) stsEndpoint(region string) string {
 	}
 }
 
-// Credentials are where a store's keys come from and which source gave them.
-type Credentials struct {
+// storeCredentials are where a store's keys come from and which source gave them.
+type storeCredentials struct {
 	creds *credentials.Credentials
 	// Source says where the keys come from, for errors and logs.
 	Source string
@@ -81,10 +81,10 @@ type Credentials struct {
 // chain: static keys, a web identity, then the environment's keys (AWS_ACCESS_KEY_ID), container
 // credentials (ECS, EKS Pod Identity: AWS_CONTAINER_CREDENTIALS_*) and the instance's metadata
 // service, the last three as minio-go's providers read them.
-func newCredentials(c S3Config) *Credentials {
+func newCredentials(c S3Config) *storeCredentials {
 	switch {
 	case c.AccessKey != "":
-		return &Credentials{creds: credentials.NewStaticV4(c.AccessKey, c.SecretKey, ""), Source: "static keys (TIDEMARK_S3_ACCESS_KEY)"}
+		return &storeCredentials{creds: credentials.NewStaticV4(c.AccessKey, c.SecretKey, ""), Source: "static keys (TIDEMARK_S3_ACCESS_KEY)"}
 	case c.WebIdentity.TokenFile != "":
 		w := c.WebIdentity
 		endpoint := w.stsEndpoint(c.Region)
@@ -101,10 +101,10 @@ func newCredentials(c S3Config) *Credentials {
 				return &credentials.WebIdentityToken{Token: strings.TrimSpace(string(token)), Expiry: seconds}, nil
 			},
 		}
-		return &Credentials{creds: credentials.New(p), Source: fmt.Sprintf(
+		return &storeCredentials{creds: credentials.New(p), Source: fmt.Sprintf(
 			"web identity (AWS_WEB_IDENTITY_TOKEN_FILE %s, AWS_ROLE_ARN %s, STS %s)", w.TokenFile, w.RoleARN, endpoint)}
 	default:
-		return &Credentials{
+		return &storeCredentials{
 			creds: credentials.NewChainCredentials([]credentials.Provider{&credentials.EnvAWS{}, &credentials.IAM{}}),
 			Source: "the credential chain (no TIDEMARK_S3_ACCESS_KEY or AWS_WEB_IDENTITY_TOKEN_FILE: " +
 				"AWS_ACCESS_KEY_ID, container credentials, instance metadata)",
@@ -114,7 +114,7 @@ func newCredentials(c S3Config) *Credentials {
 
 // check fetches the credentials once, so that a wrong role or token fails start-up with a message
 // naming the source rather than the first export.
-func (c *Credentials) check(ctx context.Context) error {
+func (c *storeCredentials) check(ctx context.Context) error {
 	v, err := c.creds.GetWithContext(&credentials.CredContext{Context: ctx})
 	if err == nil && v.AccessKeyID == "" {
 		err = errors.New("no credentials found")
@@ -132,7 +132,7 @@ const renewBefore = time.Minute
 // lifetime is d, or less when the credentials are a session that ends sooner: S3 refuses a
 // presigned URL once its session ends, so the URL says so rather than promising longer. A session
 // that ends before d is renewed first, at most once a minute.
-func (c *Credentials) lifetime(ctx context.Context, now time.Time, d time.Duration) (time.Duration, error) {
+func (c *storeCredentials) lifetime(ctx context.Context, now time.Time, d time.Duration) (time.Duration, error) {
 	cc := &credentials.CredContext{Context: ctx}
 	v, err := c.creds.GetWithContext(cc)
 	if err != nil {

@@ -44,7 +44,7 @@ type S3Config struct {
 	Region string
 	// AccessKey and SecretKey are static credentials. Both empty means the credential chain of
 	// the cloud's SDKs instead: WebIdentity when it has a token file, else the environment, the
-	// container's or the instance's credentials (see Credentials).
+	// container's or the instance's credentials (see newCredentials).
 	AccessKey, SecretKey string
 	// WebIdentity is a role assumed with the pod's service account token.
 	WebIdentity WebIdentity
@@ -129,7 +129,7 @@ func parsePublicURL(s string) (host string, secure bool, err error) {
 type S3 struct {
 	client   *minio.Client
 	presign  *minio.Client // client itself unless PublicURL is set
-	creds    *Credentials
+	creds    *storeCredentials
 	bucket   string
 	partSize uint64
 }
