@@ -95,6 +95,7 @@ type Instance struct {
 
 	hasInternal bool // it declared internal routes of its own
 	jobs        []Job
+	ready       func() error // the parts' own readiness, nil when none
 
 	outbox *outbox.Publisher // nil when the service publishes nothing
 	writer interface{ Close() error }
@@ -145,7 +146,8 @@ func Start(ctx context.Context, svc Service, rt Runtime, set Settings) (*Instanc
 			inst.outbox.Wake()
 		}
 	}
-	parts, err := svc.Build(Deps{Schema: inst.schema, Pool: rt.Pool, Now: rt.Now, Logger: inst.logger, WakeOutbox: wake})
+	parts, err := svc.Build(Deps{Schema: inst.schema, Pool: rt.Pool, Now: rt.Now, Logger: inst.logger, WakeOutbox: wake,
+		Kafka: rt.Kafka, Registerer: reg})
 	if err != nil {
 		return nil, fmt.Errorf("%s: build: %w", svc.Name, err)
 	}
@@ -155,6 +157,8 @@ func Start(ctx context.Context, svc Service, rt Runtime, set Settings) (*Instanc
 		}
 	}
 	inst.jobs = parts.Jobs
+	inst.ready = parts.Ready
+	inst.topics = append(inst.topics, svc.Produces...)
 	if err := inst.declarePartitions(ctx, parts.Partitions); err != nil {
 		return nil, fmt.Errorf("%s: %w", svc.Name, err)
 	}
@@ -268,16 +272,20 @@ func (i *Instance) InternalMux(registry *prometheus.Registry) *http.ServeMux {
 }
 
 // Ready reports whether the service can serve fresh data: its consumer has joined its group and its
-// last Postgres round succeeded, and its partitions are kept ahead.
+// last Postgres round succeeded, its own parts report ready (Parts.Ready), and its partitions are
+// kept ahead.
 func (i *Instance) Ready() error {
 	i.mu.Lock()
 	perr := i.partitions
 	i.mu.Unlock()
-	var cerr error
+	var cerr, rerr error
 	if i.consumer != nil {
 		cerr = i.consumer.Ready()
 	}
-	if err := errors.Join(cerr, perr); err != nil {
+	if i.ready != nil {
+		rerr = i.ready()
+	}
+	if err := errors.Join(cerr, rerr, perr); err != nil {
 		return fmt.Errorf("%s: %w", i.svc.Name, err)
 	}
 	return nil

@@ -14,10 +14,12 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tidemark/tidemark/platform/app"
 	"github.com/tidemark/tidemark/platform/httpapi"
 	"github.com/tidemark/tidemark/platform/ingest"
+	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/platform/series"
 )
@@ -39,6 +41,9 @@ type Service struct {
 	Prefixes []string
 	// Publishes are the edge topics the service writes through its outbox.
 	Publishes []string
+	// Produces are the topics the service's jobs write themselves with Deps.Kafka (the indexer's
+	// protocol topics): provisioned and granted with the rest, written by nothing of the kit's.
+	Produces []string
 	// Config is the service's own configuration, read from the environment with the kit's before
 	// anything is built (Run), or given in code (Start); on either path its zero fields take their
 	// defaults and it is validated before Build. nil when it has none.
@@ -78,6 +83,10 @@ type Deps struct {
 	// Now is the data's clock: the present for rolling windows, dated ranges and what is recent.
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Kafka is the process' brokers, for a service that Produces topics itself.
+	Kafka kafka.Config
+	// Registerer registers the service's own metrics, with its service label.
+	Registerer prometheus.Registerer
 	// WakeOutbox asks the outbox publisher to publish now what a transaction of the service's own
 	// (a job's, say; not one of its sinks', which wake it when they commit) queued with outbox.Add;
 	// it never blocks and does nothing for a service that publishes nothing.
@@ -100,6 +109,9 @@ type Parts struct {
 	// Jobs are the service's own long-running work beside its consumer (periodic upkeep of its
 	// tables, say), run until the service stops; none: none.
 	Jobs []Job
+	// Ready reports whether the service's own work is current (the indexer: its checkpoint is near
+	// the chain's tip); it is part of the instance's readiness. nil: nothing of its own to report.
+	Ready func() error
 	// Partitions declares the range-partitioned tables of the schema that are not monthly event
 	// tables kept for ever: their period and how long their partitions are kept. Each names a
 	// partitioned table of the schema; the others keep monthly partitions from the archive's start.

@@ -2,6 +2,7 @@ package records
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -57,6 +58,10 @@ func CatalogueOf(markets ...events.Market) (*Catalogue, error) {
 	return c, nil
 }
 
+// ErrUnknownMarket is the refusal of an event of a market the catalogue lacks: a market listed
+// after the catalogue was read, which reading the market accounts again brings in.
+var ErrUnknownMarket = errors.New("is not in the catalogue")
+
 // Market is the market of type t and index i, or an error naming the market when the catalogue
 // does not have it: a record without its symbol would fail validation downstream, so the caller
 // learns here which market account it lacks.
@@ -64,7 +69,7 @@ func (c *Catalogue) Market(t events.MarketType, i int) (events.Market, error) {
 	if m, ok := c.markets[marketKey{t, i}]; ok {
 		return m, nil
 	}
-	return events.Market{}, fmt.Errorf("%s market %d is not in the catalogue", t, i)
+	return events.Market{}, fmt.Errorf("%s market %d %w", t, i, ErrUnknownMarket)
 }
 
 // Markets lists the catalogue, perp markets first, each kind by index.
