@@ -73,6 +73,10 @@ type Deployable struct {
 // deployables are the mesh, in the chart's order. Adding a deployable is a line here (and, for a
 // kit service, its declaration in the dev stack's list of constructors).
 var deployables = []Deployable{
+	{Name: "indexer", Kind: Indexer, Summary: "Reads the protocol's history from a Solana JSON-RPC endpoint into the protocol topics.", Main: "./services/indexer/cmd/indexer",
+		Publishes: []string{events.TopicFills, events.TopicOrderActions, events.TopicOrders, events.TopicFundingRates, events.TopicFundingPayments,
+			events.TopicLiquidations, events.TopicDeposits, events.TopicSwaps, events.TopicSettlePnl, events.TopicLP,
+			events.TopicInsuranceFund, events.TopicIFStakes, events.TopicLPMintRedeem, events.TopicNewUsers, events.TopicMarketStates}},
 	{Name: "market", Kind: Service, Summary: "A market's trades, candles, funding rates, deposits, swaps, rewards and insurance fund.", Main: "./services/market/cmd/market", Prefixes: []string{"/market/"},
 		Serves:    []string{EdgeCandles},
 		Consumes:  []string{events.TopicFills, events.TopicFundingRates, events.TopicInsuranceFund, events.TopicIFStakes, events.TopicSwaps, events.TopicDeposits},

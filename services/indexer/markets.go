@@ -1,0 +1,237 @@
+package indexer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/tidemark/tidemark/platform/chain/drift"
+	"github.com/tidemark/tidemark/platform/chain/records"
+	"github.com/tidemark/tidemark/platform/chain/rpc"
+	"github.com/tidemark/tidemark/platform/chain/solana"
+	"github.com/tidemark/tidemark/platform/events"
+)
+
+// probeChunk is how many market indexes one probe reads: markets are numbered from 0 without
+// holes and their accounts are never closed, so a chunk without any account ends the list.
+const probeChunk = rpc.MaxAccountsPerCall
+
+// marketAccounts reads the PerpMarket and SpotMarket accounts: all of them to make the catalogue,
+// and on a timer to write each market's state.
+type marketAccounts struct {
+	idx *Indexer
+
+	mu    sync.Mutex
+	perps []solana.PublicKey // by market index
+	spots []solana.PublicKey
+
+	last map[solana.PublicKey]written // what was last written of each account
+}
+
+type written struct {
+	data []byte
+	at   time.Time
+}
+
+func newMarketAccounts(idx *Indexer) *marketAccounts {
+	return &marketAccounts{idx: idx, last: map[solana.PublicKey]written{}}
+}
+
+// refresh reads every market account and makes the catalogue the mapping names markets from.
+func (a *marketAccounts) refresh(ctx context.Context) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	perpKeys, perpAccounts, err := a.probe(ctx, drift.PerpMarketAddress)
+	if err != nil {
+		return err
+	}
+	spotKeys, spotAccounts, err := a.probe(ctx, drift.SpotMarketAddress)
+	if err != nil {
+		return err
+	}
+	perps := make([]drift.PerpMarket, len(perpAccounts))
+	for i, acc := range perpAccounts {
+		if err := perps[i].UnmarshalBinary(acc.Data); err != nil {
+			a.idx.m.decodeFailures.WithLabelValues("PerpMarket").Inc()
+			return fmt.Errorf("perp market %d: %w", i, err)
+		}
+	}
+	spots := make([]drift.SpotMarket, len(spotAccounts))
+	for i, acc := range spotAccounts {
+		if err := spots[i].UnmarshalBinary(acc.Data); err != nil {
+			a.idx.m.decodeFailures.WithLabelValues("SpotMarket").Inc()
+			return fmt.Errorf("spot market %d: %w", i, err)
+		}
+	}
+	cat, err := records.NewCatalogue(perps, spots)
+	if err != nil {
+		return err
+	}
+	a.perps, a.spots = perpKeys, spotKeys
+	a.idx.mapper.Store(records.New(cat))
+	a.idx.log.Info("read the market accounts", "perp", len(perps), "spot", len(spots))
+	return nil
+}
+
+// probe reads the accounts at address(0), address(1), ... until a chunk has none.
+func (a *marketAccounts) probe(ctx context.Context, address func(uint16) solana.PublicKey) ([]solana.PublicKey, []*rpc.Account, error) {
+	var keys []solana.PublicKey
+	var accounts []*rpc.Account
+	for start := 0; start <= 0xffff; start += probeChunk {
+		chunk := make([]solana.PublicKey, 0, probeChunk)
+		for i := start; i < min(start+probeChunk, 0x10000); i++ {
+			chunk = append(chunk, address(uint16(i)))
+		}
+		got, _, err := a.idx.rpc.Accounts(ctx, chunk, rpc.Finalized)
+		if err != nil {
+			return nil, nil, err
+		}
+		n := 0
+		for i, acc := range got {
+			if acc == nil {
+				continue
+			}
+			if i != n || acc.Owner != drift.Program() {
+				return nil, nil, fmt.Errorf("market accounts: index %d is not the next market or not the program's", start+i)
+			}
+			n++
+			keys = append(keys, chunk[i])
+			accounts = append(accounts, acc)
+		}
+		if n < len(chunk) {
+			break
+		}
+	}
+	return keys, accounts, nil
+}
+
+// follow writes the markets' states every Config.Accounts until ctx ends, and reads the catalogue
+// again every Config.StateEvery to see new markets.
+func (a *marketAccounts) follow(ctx context.Context) {
+	t := time.NewTicker(a.idx.cfg.Accounts)
+	defer t.Stop()
+	lastRefresh := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if time.Since(lastRefresh) >= a.idx.cfg.StateEvery {
+			if err := a.refresh(ctx); err != nil && ctx.Err() == nil {
+				a.idx.log.Warn("read the market accounts", "err", err)
+			}
+			lastRefresh = time.Now()
+		}
+		if err := a.states(ctx); err != nil && ctx.Err() == nil {
+			a.idx.log.Warn("write the market states", "err", err)
+		}
+	}
+}
+
+// states reads the market accounts once and writes the state of each that changed or was last
+// written StateEvery ago.
+func (a *marketAccounts) states(ctx context.Context) error {
+	a.mu.Lock()
+	keys := append(append([]solana.PublicKey(nil), a.perps...), a.spots...)
+	nPerps := len(a.perps)
+	a.mu.Unlock()
+	accounts, slot, err := a.idx.rpc.Accounts(ctx, keys, rpc.Confirmed)
+	if err != nil {
+		return err
+	}
+	now := a.idx.now()
+	mapper := a.idx.mapper.Load()
+	var msgs []events.Message
+	var errs []error
+	for i, acc := range accounts {
+		if acc == nil {
+			continue
+		}
+		if w, ok := a.last[keys[i]]; ok && bytes.Equal(w.data, acc.Data) && now.Sub(w.at) < a.idx.cfg.StateEvery {
+			continue
+		}
+		var st *events.MarketState
+		if i < nPerps {
+			var m drift.PerpMarket
+			if err = m.UnmarshalBinary(acc.Data); err == nil {
+				st, err = mapper.PerpMarketState(&m, now.Unix(), int64(slot))
+			}
+		} else {
+			var m drift.SpotMarket
+			if err = m.UnmarshalBinary(acc.Data); err == nil {
+				st, err = mapper.SpotMarketState(&m, now.Unix(), int64(slot))
+			}
+		}
+		if err == nil {
+			var msg events.Message
+			if msg, err = events.Encode(events.TopicMarketStates, st); err == nil {
+				msgs = append(msgs, msg)
+				a.last[keys[i]] = written{data: acc.Data, at: now}
+				continue
+			}
+		}
+		name := "PerpMarket"
+		if i >= nPerps {
+			name = "SpotMarket"
+		}
+		a.idx.m.decodeFailures.WithLabelValues(name).Inc()
+		errs = append(errs, fmt.Errorf("%s %s: %w", name, keys[i], err))
+	}
+	if len(msgs) > 0 {
+		if err := a.idx.out.Write(ctx, msgs...); err != nil {
+			return err
+		}
+		a.idx.m.marketStates.Add(float64(len(msgs)))
+		a.idx.m.events.WithLabelValues(events.TopicMarketStates).Add(float64(len(msgs)))
+	}
+	return errors.Join(errs...)
+}
+
+// completeUsers fills in what a NewUserRecord does not carry from the new users' User accounts:
+// the delegate. The accounts are read as they are now, which is what the protocol's own API
+// shows for an account too.
+func (idx *Indexer) completeUsers(ctx context.Context, b *batch) error {
+	keys := make([]solana.PublicKey, len(b.users))
+	for i, u := range b.users {
+		k, err := solana.ParsePublicKey(u.rec.User)
+		if err != nil {
+			return fmt.Errorf("new user %q: %w", u.rec.User, err)
+		}
+		keys[i] = k
+	}
+	var accounts []*rpc.Account
+	err := retry(ctx, idx.log, "read the new users' accounts", func() error {
+		var err error
+		accounts, _, err = idx.rpc.Accounts(ctx, keys, rpc.Finalized)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for i, acc := range accounts {
+		if acc == nil {
+			continue // closed since: nothing to add
+		}
+		u := b.users[i]
+		var user drift.User
+		if err := user.UnmarshalBinary(acc.Data); err != nil {
+			idx.m.decodeFailures.WithLabelValues("User").Inc()
+			idx.log.Warn("a new user's account does not decode", "user", u.rec.User, "err", err)
+			continue
+		}
+		if user.Delegate.IsZero() {
+			continue
+		}
+		u.rec.Delegate = user.Delegate.String()
+		msg, err := events.Encode(events.TopicNewUsers, u.rec)
+		if err != nil {
+			return fmt.Errorf("encode new user %s: %w", u.rec.User, err)
+		}
+		b.msgs[u.at] = msg
+	}
+	return nil
+}
