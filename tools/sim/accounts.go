@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/tidemark/tidemark/platform/chain/records"
+	"github.com/tidemark/tidemark/platform/chain/solana"
 	"github.com/tidemark/tidemark/platform/events"
 )
 
@@ -240,7 +242,8 @@ func (p *population) builderAccounts(seed uint64) {
 	var builders []string
 	for i, auth := range p.authorities {
 		if rng.Float64() < 0.03 || (i > 0 && i <= 2) { // wallets 1 and 2 always: every population has builders
-			p.builders[auth] = builder{account: pubkey(rng), perDay: 20 + 400*rng.Float64()}
+			_ = pubkey(rng) // the draw of the account's old random address, kept so later draws stay as they were
+			p.builders[auth] = builder{account: revenueShareAddress(auth, records.RevenueShareAddress), perDay: 20 + 400*rng.Float64()}
 			builders = append(builders, auth)
 		}
 	}
@@ -249,7 +252,8 @@ func (p *population) builderAccounts(seed uint64) {
 		if _, ok := p.builders[auth]; ok || !(rng.Float64() < 0.12 || i == 3) { // wallet 3 always has one
 			continue
 		}
-		e := escrow{account: pubkey(rng), approved: []events.ApprovedBuilder{}}
+		_ = pubkey(rng)
+		e := escrow{account: revenueShareAddress(auth, records.RevenueShareEscrowAddress), approved: []events.ApprovedBuilder{}}
 		if rng.Float64() >= 0.1 {
 			for _, k := range rng.Perm(len(builders))[:1+rng.IntN(min(3, len(builders)))] {
 				e.approved = append(e.approved, events.ApprovedBuilder{Authority: builders[k], MaxFeeTenthBps: fees[rng.IntN(len(fees))]})
@@ -257,6 +261,12 @@ func (p *population) builderAccounts(seed uint64) {
 		}
 		p.escrows[auth] = e
 	}
+}
+
+// revenueShareAddress is a wallet's builder account at the PDA the program keeps it at (pda, of
+// the wallet), so that a reader of the chain finds it where the records say it is.
+func revenueShareAddress(authority string, pda func(solana.PublicKey) solana.PublicKey) string {
+	return pda(solana.MustPublicKey(authority)).String()
 }
 
 // pick draws an actor with probability proportional to its activity.

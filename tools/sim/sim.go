@@ -17,8 +17,9 @@
 // Everything is a function of the seed and the event time: prices follow mean-reverting random walks
 // laid out hour by hour from a fixed epoch, and each minute's events come from generators seeded by
 // that minute. So the same seed yields byte-identical messages for a window no matter how the window
-// is split into calls, ids derived from time keep increasing across runs, and replaying a window
-// yields duplicates the consumers' natural keys absorb. The package knows nothing of Kafka: messages
+// is split into calls (as long as its parts come in order), ids keep increasing across runs (fill
+// ids are contiguous per market within a run, see fillIDs), and replaying a window yields
+// duplicates the consumers' natural keys absorb. The package knows nothing of Kafka: messages
 // go to a callback or a Writer.
 package sim
 
@@ -134,7 +135,36 @@ type Simulator struct {
 	cachedHour   int64
 	hourItems    []item
 
-	trades tradeScratch // the fill planner's buffers
+	trades  tradeScratch // the fill planner's buffers
+	fillIDs fillIDs      // the next fillRecordId of every market
+}
+
+// fillIDs numbers fills per market without gaps, as the program does and as the indexer's gap
+// detector (like the protocol's own archiver) checks. The count starts, on a Simulator's first
+// minute, at the id the old time-derived scheme gave that minute's first fill (minute*100000+1), so
+// ids still rise from run to run; within a run they are contiguous. Minutes must come in order for
+// a run to be the same however its window is split; asking for the same minute again (a regenerated
+// minute after the flows changed) numbers it from the same start.
+type fillIDs struct {
+	at         int64   // the minute last numbered, -1 before the first
+	start, end []int64 // per market: the last id before that minute and after it
+}
+
+// minute returns the counters to number minute m's fills with: each market's last id so far, which
+// the caller increments per fill and which become the start of the next minute.
+func (f *fillIDs) minute(m int64, markets int) []int64 {
+	switch {
+	case f.start == nil || m < f.at:
+		f.start, f.end = make([]int64, markets), make([]int64, markets)
+		for i := range f.start {
+			f.start[i] = m * idsPerMinute
+		}
+	case m > f.at:
+		copy(f.start, f.end)
+	}
+	f.at = m
+	copy(f.end, f.start)
+	return f.end
 }
 
 // item is one record due at ts on topic.

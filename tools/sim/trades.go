@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 
 	"github.com/tidemark/tidemark/platform/events"
 )
@@ -205,7 +206,7 @@ func (g *minuteGen) match(rng *rand.Rand, sc *tradeScratch) {
 		sc.book[i] = sc.book[i][:0]
 	}
 	fills, takers, makers := sc.fills, sc.takers, sc.makers[:0]
-	seq := make([]int, len(s.markets)) // fill ids per market
+	seq := s.fillIDs.minute(g.m, len(s.markets))
 	for i := range fills {
 		tf := &fills[i]
 		t := &takers[tf.order]
@@ -280,7 +281,7 @@ func (g *minuteGen) match(rng *rand.Rand, sc *tradeScratch) {
 			MakerOrderCumulativeBaseAssetAmountFilled: "0", MakerOrderCumulativeQuoteAssetAmountFilled: "0",
 			OraclePrice: g.oraclePrice(spec, tf.ts), MakerFee: "0", Action: events.ActionFill,
 			ActionExplanation: tf.explanation, MarketIndex: spec.Index, MarketType: spec.Type,
-			Filler: t.taker.User, FillRecordID: g.id(seq[spec.pos]), Taker: t.taker.User, TakerOrderID: t.id,
+			Filler: t.taker.User, FillRecordID: strconv.FormatInt(seq[spec.pos], 10), Taker: t.taker.User, TakerOrderID: t.id,
 			TakerOrderDirection: dir, SpotFulfillmentMethodFee: "0", MarketFilter: spec.Filter(), Symbol: spec.Symbol,
 		}
 		switch {
@@ -303,7 +304,9 @@ func (g *minuteGen) match(rng *rand.Rand, sc *tradeScratch) {
 			}
 			mo.lastFill = int32(i)
 			f.Maker, f.MakerOrderID, f.MakerOrderDirection = mo.actor.User, mo.id, opp
-			f.MakerRebate, f.MakerFee = amt(rebate), amt(-rebate)
+			// makerRebate is makerFee, negative for a rebate: the event has only the fee, and the
+			// Data API (and so the chain's mapping) copies it into makerRebate.
+			f.MakerRebate, f.MakerFee = amt(-rebate), amt(-rebate)
 			f.MakerOrderCumulativeBaseAssetAmountFilled = mo.baseAmt
 			f.MakerOrderCumulativeQuoteAssetAmountFilled = mo.quoteAmt
 		}
