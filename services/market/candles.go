@@ -147,6 +147,14 @@ func appendFloat(b []byte, f float64) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return append(b, '0')
 	}
+	// Prices are whole millionths and volumes whole units of protocol precision divided by theirs:
+	// those are written from the integer, a fraction of strconv's cost, which dominates an answer.
+	if d, ok := appendDecimal(b, f, 1e6, 6); ok {
+		return d
+	}
+	if d, ok := appendDecimal(b, f, 1e9, 9); ok {
+		return d
+	}
 	abs := math.Abs(f)
 	fmtc := byte('f')
 	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
@@ -162,6 +170,47 @@ func appendFloat(b []byte, f float64) []byte {
 		}
 	}
 	return b
+}
+
+// appendDecimal writes f as strconv's shortest form when f is the float nearest to n/scale for an
+// integer n of at most 15 digits (scale = 10^digits), and f >= 1e-6 (below, the exponent form). Two
+// decimals of at most 15 significant digits are never the same float64 (its precision is 15.9
+// digits), so the decimal n/scale, trailing zeros dropped, is the only shortest string reading back
+// as f: the one strconv writes.
+func appendDecimal(b []byte, f, scale float64, digits int) ([]byte, bool) {
+	abs := math.Abs(f)
+	if abs < 1e-6 || abs >= 1e9 {
+		return b, false
+	}
+	n := math.Round(abs * scale)
+	if n >= 1e15 || n/scale != abs {
+		return b, false
+	}
+	u := uint64(n)
+	if f < 0 {
+		b = append(b, '-')
+	}
+	p := uint64(1)
+	for range digits {
+		p *= 10
+	}
+	b = strconv.AppendUint(b, u/p, 10)
+	frac := u % p
+	if frac == 0 {
+		return b, true
+	}
+	// The fraction's digits, zero-padded to digits, trailing zeros dropped.
+	var buf [9]byte
+	for i := digits - 1; i >= 0; i-- {
+		buf[i] = byte('0' + frac%10)
+		frac /= 10
+	}
+	end := digits
+	for buf[end-1] == '0' {
+		end--
+	}
+	b = append(b, '.')
+	return append(b, buf[:end]...), true
 }
 
 // CandleOf turns a stored bucket into a candle opening at the previous bucket's close (prev nil: at

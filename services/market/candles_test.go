@@ -3,6 +3,7 @@ package market_test
 import (
 	"cmp"
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -218,6 +219,33 @@ func TestCandleAppendJSONMatchesEncodingJSON(t *testing.T) {
 		}
 		if got := c.AppendJSON(nil); string(got) != string(want) {
 			t.Errorf("value %g:\n got %s\nwant %s", v, got, want)
+		}
+	}
+}
+
+// TestAppendJSONDecimalsMatchEncodingJSON: prices and volumes as the store returns them (whole
+// millionths, volumes in protocol units divided by 1e6 or 1e9) are written from their integer, and
+// must read exactly as encoding/json writes them, at every magnitude the fast path takes and around
+// its limits.
+func TestAppendJSONDecimalsMatchEncodingJSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	for i := range 50_000 {
+		digits := 1 + rng.IntN(16)
+		n := rng.Int64N(int64(math.Pow10(digits)))
+		v := float64(n) / 1e6
+		if i%2 == 1 {
+			v = float64(n) / 1e9
+		}
+		if i%7 == 0 {
+			v = -v
+		}
+		c := market.Candle{FillOpen: v, QuoteVolume: math.Round(v*1e6) / 1e6, BaseVolume: v * 3}
+		want, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.AppendJSON(nil); string(got) != string(want) {
+			t.Fatalf("value %v:\n got %s\nwant %s", v, got, want)
 		}
 	}
 }
