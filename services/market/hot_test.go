@@ -1,0 +1,179 @@
+package market_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/tidemark/tidemark/services/market"
+)
+
+// history is a random market's stored buckets at res: gaps of every length, a late first bucket.
+func history(rng *rand.Rand, res market.Resolution, from int64, n int) []market.Bucket {
+	var out []market.Bucket
+	ts := res.Floor(from)
+	for range n {
+		ts = res.Step(ts, 1+rng.IntN(4)*rng.IntN(3))
+		p := func() float64 { return float64(100_000_000+rng.IntN(1_000_000)) / 1e6 }
+		out = append(out, market.Bucket{Ts: ts, FillFirst: p(), FillHigh: p() + 1, FillLow: p() - 1, FillClose: p(),
+			OracleFirst: p(), OracleHigh: p() + 1, OracleLow: p() - 1, OracleClose: p(),
+			QuoteVolume: float64(rng.IntN(1e12)) / 1e6, BaseVolume: float64(rng.IntN(1e12)) / 1e9})
+	}
+	return out
+}
+
+// bucketsIn is what the store answers for [lo, hi]: the buckets there and the last one before lo.
+func bucketsIn(all []market.Bucket, lo, hi int64) ([]market.Bucket, *market.Bucket) {
+	var in []market.Bucket
+	var before *market.Bucket
+	for i := range all {
+		switch {
+		case all[i].Ts < lo:
+			before = &all[i]
+		case all[i].Ts <= hi:
+			in = append(in, all[i])
+		}
+	}
+	return in, before
+}
+
+func encodeList(l []market.Candle) string {
+	var b []byte
+	for i := range l {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = l[i].AppendJSON(b)
+	}
+	return string(b)
+}
+
+// TestHotMatchesAssemble: for random histories, loaded whole or in pieces as a follower applies
+// changes, and random windows, limits and directions, Hot answers the bytes the store path makes
+// (Assemble, then AppendJSON), or declines a window before its range.
+func TestHotMatchesAssemble(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 13))
+	now := time.Date(2026, 11, 20, 12, 34, 56, 0, time.UTC)
+	clock := func() time.Time { return now }
+	answered := 0
+	for round := range 40 {
+		hot := market.NewHot(market.HotDays{"1": 1, "5": 3, "15": 9, "60": 30, "240": 90, "D": 400, "W": 900, "M": 1500}, clock)
+		all := map[market.Resolution][]market.Bucket{}
+		for _, res := range market.Resolutions() {
+			start, _ := hot.Start(res)
+			h := history(rng, res, res.Step(start, -40), 60+rng.IntN(400))
+			all[res] = h
+			if round%2 == 0 {
+				stored, before := bucketsIn(h, start, math.MaxInt64)
+				hot.Load("SOL-PERP", res, start, stored, before)
+				continue
+			}
+			// Loaded empty, then the history arrives in random ranges, as committed changes do.
+			hot.Load("SOL-PERP", res, start, nil, nil)
+			for range 30 {
+				lo := res.Step(start, rng.IntN(500)-60)
+				hi := res.Step(lo, rng.IntN(80))
+				stored, before := bucketsIn(h, max(lo, start), hi)
+				hot.Apply("SOL-PERP", res, lo, hi, stored, before)
+			}
+			stored, before := bucketsIn(h, start, math.MaxInt64)
+			hot.Apply("SOL-PERP", res, start, math.MaxInt64, stored, before)
+		}
+		hot.SetReady(true)
+		for range 300 {
+			res := market.Resolutions()[rng.IntN(8)]
+			start, _ := hot.Start(res)
+			h := all[res]
+			a := res.Step(start, rng.IntN(600)-50) + rng.Int64N(100)
+			b := res.Step(start, rng.IntN(600)-50) + rng.Int64N(100)
+			limit := 1 + rng.IntN(1000)
+			w := market.Window(res, a, b, limit, now)
+			stored, before := bucketsIn(h, w.Lo, w.Hi)
+			want := encodeList(market.Assemble(res, w, stored, before))
+			got, ok := hot.AppendCandles(nil, "SOL-PERP", res, w)
+			if !ok {
+				if w.Lo >= start {
+					t.Fatalf("round %d %s window %+v (start %d) declined", round, res, w, start)
+				}
+				continue
+			}
+			if string(got) != want {
+				t.Fatalf("round %d %s window %+v:\n got %s\nwant %s", round, res, w, got, want)
+			}
+			answered++
+		}
+	}
+	if answered < 40*300/2 {
+		t.Fatalf("only %d windows answered from memory", answered)
+	}
+}
+
+// TestHotTrimKeepsAnswers: as the clock moves the range on, the buckets that fell out are dropped,
+// the last of them still opening the first bucket held.
+func TestHotTrimKeepsAnswers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 19))
+	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	hot := market.NewHot(market.HotDays{"1": 1}, func() time.Time { return now })
+	start, _ := hot.Start("1")
+	h := history(rng, "1", start-600, 3000)
+	stored, before := bucketsIn(h, start, math.MaxInt64)
+	hot.Load("SOL-PERP", "1", start, stored, before)
+	hot.SetReady(true)
+	n0, _ := hot.Buckets()
+	now = now.Add(6 * time.Hour)
+	hot.Trim()
+	if n, _ := hot.Buckets(); n >= n0 {
+		t.Fatalf("%d buckets after trim, %d before", n, n0)
+	}
+	newStart, _ := hot.Start("1")
+	for _, limit := range []int{1, 7, 1000} {
+		w := market.Window("1", newStart+int64(limit-1)*60, newStart, limit, now)
+		s, b := bucketsIn(h, w.Lo, w.Hi)
+		got, ok := hot.AppendCandles(nil, "SOL-PERP", "1", w)
+		if want := encodeList(market.Assemble("1", w, s, b)); !ok || string(got) != want {
+			t.Fatalf("limit %d after trim (ok %v):\n got %s\nwant %s", limit, ok, got, want)
+		}
+	}
+	if _, ok := hot.AppendCandles(nil, "SOL-PERP", "1", market.CandleWindow{Lo: newStart - 60, Hi: newStart}); ok {
+		t.Fatal("a window before the trimmed range was answered")
+	}
+}
+
+// TestHotPending: a market with a change of this process' ingest in flight is left to the store
+// until the change is read back.
+func TestHotPending(t *testing.T) {
+	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	hot := market.NewHot(market.DefaultHotDays, func() time.Time { return now })
+	start, _ := hot.Start("1")
+	hot.Load("SOL-PERP", "1", start, nil, nil)
+	w := market.CandleWindow{Lo: start, Hi: start + 600}
+	if _, ok := hot.AppendCandles(nil, "SOL-PERP", "1", w); ok {
+		t.Fatal("answered before ready")
+	}
+	hot.SetReady(true)
+	hot.Pending(42, []string{"SOL-PERP", "BTC-PERP"})
+	if _, ok := hot.AppendCandles(nil, "SOL-PERP", "1", w); ok {
+		t.Fatal("answered with a change in flight")
+	}
+	if got := hot.Unresolved(0); !slices.Equal(got[42], []string{"SOL-PERP", "BTC-PERP"}) {
+		t.Fatalf("unresolved %v", got)
+	}
+	hot.Resolve(42)
+	if _, ok := hot.AppendCandles(nil, "SOL-PERP", "1", w); !ok {
+		t.Fatal("not answered once resolved")
+	}
+}
+
+func TestParseHotDays(t *testing.T) {
+	d, err := market.ParseHotDays([]string{"1:7", " D : 0 "})
+	if err != nil || d["1"] != 7 || d["D"] != 0 || d["5"] != market.DefaultHotDays["5"] {
+		t.Fatalf("%v %v", d, err)
+	}
+	for _, bad := range []string{"2:3", "1", "1:-1", "1:x", "1:4000"} {
+		if _, err := market.ParseHotDays([]string{bad}); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
