@@ -27,11 +27,21 @@ type Ingest struct {
 	// fills newer than now-EdgeWindow. Backfilled history would otherwise flood the WebSocket edge with
 	// changes no live chart shows.
 	edgeWindow time.Duration
+	// hot, when not nil, is told of this process' candle changes before they commit, so that it
+	// leaves their markets to the store until it has read them back.
+	hot *market.Hot
 }
 
 // NewIngest writes into schema.
 func NewIngest(schema string, edgeWindow time.Duration, now func() time.Time) *Ingest {
 	return &Ingest{schema: schema, markets: markets.In(schema), now: now, edgeWindow: edgeWindow}
+}
+
+// WithHot tells hot, the replica's memory of candles, of the candle changes in before they commit,
+// and returns in.
+func (in *Ingest) WithHot(hot *market.Hot) *Ingest {
+	in.hot = hot
+	return in
 }
 
 // Sinks returns one sink per consumed topic.
@@ -105,8 +115,20 @@ func (in *Ingest) writeFills(ctx context.Context, tx pgx.Tx, fills []StoredFill)
 	var batch pgx.Batch
 	in.markets.Queue(&batch, deltas.markets)
 	created := in.queueCandles(&batch, deltas.deltas)
+	changed := changedRanges(deltas.deltas)
+	var xid *int64
+	if len(changed) > 0 {
+		xid = queueNotify(&batch, in.schema, changed)
+	}
 	if err := tx.SendBatch(ctx, &batch).Close(); err != nil {
 		return fmt.Errorf("upsert markets and candles: %w", err)
+	}
+	if in.hot != nil && xid != nil {
+		symbols := make([]string, 0, len(changed))
+		for sym := range changed {
+			symbols = append(symbols, sym)
+		}
+		in.hot.Pending(*xid, symbols)
 	}
 	return in.publishCandles(ctx, tx, deltas.deltas, created, deltas.fills)
 }
@@ -298,6 +320,19 @@ func (in *Ingest) queueCandles(b *pgx.Batch, deltas []*market.Delta) map[bucketK
 		return err
 	})
 	return created
+}
+
+// changedRanges is the span of fill times the deltas fold in, by market.
+func changedRanges(deltas []*market.Delta) map[string]changeRange {
+	out := map[string]changeRange{}
+	for _, d := range deltas {
+		r, ok := out[d.Symbol]
+		if !ok {
+			r = changeRange{d.FirstTs, d.LastTs}
+		}
+		out[d.Symbol] = changeRange{min(r.lo, d.FirstTs), max(r.hi, d.LastTs)}
+	}
+	return out
 }
 
 type bucketKey struct {
