@@ -4,7 +4,8 @@ package http
 import (
 	"context"
 	nethttp "net/http"
-	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tidemark/tidemark/platform/fault"
 	"github.com/tidemark/tidemark/platform/httpapi"
@@ -15,14 +16,25 @@ import (
 // CandleMinTs is the earliest startTs/endTs the candles route accepts (the spec's minimum).
 const CandleMinTs = 1668470400
 
-// Routes registers the candles route on api.
-func Routes(api *httpapi.API, store market.Store) {
-	h := &handlers{api: api, store: store}
-	// Every chart of a market polls the same newest candles: one computation per second serves them
-	// all, within the max-age the route already gives clients and CDNs. 64 MB holds the newest
-	// 1000 candles of every market at every resolution a few times over.
+// HotCandles answers the windows it holds from memory (market.Hot).
+type HotCandles interface {
+	// AppendCandles appends the candles of w for symbol at res to dst as a JSON list's items, byte for
+	// byte as the store's path writes them, or returns dst and false when the store must answer.
+	AppendCandles(dst []byte, symbol string, res market.Resolution, w market.CandleWindow) ([]byte, bool)
+}
+
+// Routes registers the candles route on api. hot, when not nil, answers the recent windows; answered,
+// when not nil, counts the answers by source ("memory" or "store").
+func Routes(api *httpapi.API, store market.Store, hot HotCandles, answered *prometheus.CounterVec) {
+	h := &handlers{api: api, store: store, hot: hot}
+	if answered != nil {
+		h.fromMemory, h.fromStore = answered.WithLabelValues("memory"), answered.WithLabelValues("store")
+	}
+	// Every chart of a market polls the same newest candles. Concurrent requests share one answer
+	// (Coalesce) begun after each arrived, rather than a cached one up to a second old: an answer from
+	// memory costs little, and a candle change must reach REST no later than the WebSocket edge.
 	api.Handle(nethttp.MethodGet, "/market/{symbol}/candles/{resolution}", h.candles,
-		httpapi.CacheControl("public, max-age=2"), httpapi.SharedCache(time.Second, 64<<20))
+		httpapi.CacheControl("public, max-age=2"), httpapi.Coalesce())
 }
 
 // EdgeStore reads what the WebSocket edge warms from.
@@ -55,8 +67,10 @@ type edgeSnapshot struct {
 }
 
 type handlers struct {
-	api   *httpapi.API
-	store market.Store
+	api                   *httpapi.API
+	store                 market.Store
+	hot                   HotCandles
+	fromMemory, fromStore prometheus.Counter
 }
 
 func (h *handlers) candles(r *nethttp.Request) (any, error) {
@@ -86,25 +100,66 @@ func (h *handlers) candles(r *nethttp.Request) (any, error) {
 	if w.Hi < w.Lo {
 		return candleList(nil), nil
 	}
-	stored, before, err := h.store.Candles(r.Context(), m.Symbol, res, w.Lo, w.Hi)
-	if err != nil {
-		return nil, err
-	}
-	return candleList(market.Assemble(res, w, stored, before)), nil
+	// The answer is made as it is written: from memory when the window is held there, straight into
+	// the response's buffer, and otherwise from the store.
+	return httpapi.AppendJSONFrom(listSize(res, w), func(ctx context.Context, dst []byte) ([]byte, error) {
+		dst = append(dst, listOpen...)
+		if h.hot != nil {
+			if out, ok := h.hot.AppendCandles(dst, m.Symbol, res, w); ok {
+				count(h.fromMemory)
+				return append(out, listClose...), nil
+			}
+		}
+		stored, before, err := h.store.Candles(ctx, m.Symbol, res, w.Lo, w.Hi)
+		if err != nil {
+			return nil, err
+		}
+		count(h.fromStore)
+		return append(AppendCandles(dst, market.Assemble(res, w, stored, before)), listClose...), nil
+	}), nil
 }
 
-// candleList is the candles envelope, {"success":true,"records":[...]} without meta as the spec has it.
-// It is written with strconv rather than encoding/json: a 1000-candle answer holds 11000 floats, and
-// encoding/json would resolve each one's field through reflection.
-func candleList(l []market.Candle) httpapi.Responder {
-	return httpapi.AppendJSON(32+len(l)*260, func(b []byte) []byte {
-		b = append(b, `{"success":true,"records":[`...)
-		for i := range l {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = l[i].AppendJSON(b)
+func count(c prometheus.Counter) {
+	if c != nil {
+		c.Inc()
+	}
+}
+
+// The candles envelope, {"success":true,"records":[...]} without meta as the spec has it.
+const (
+	listOpen  = `{"success":true,"records":[`
+	listClose = "]}"
+)
+
+// candleSize bounds one encoded candle, to size an answer's buffer once.
+const candleSize = 260
+
+// listSize is room for the answer of w: at most one candle per bucket of the window, and never more
+// than the route's limit.
+func listSize(res market.Resolution, w market.CandleWindow) int {
+	n := 1000
+	if s := res.Step(w.Lo, 1) - w.Lo; s > 0 {
+		n = min(n, int((w.Hi-w.Lo)/s)+1)
+	}
+	return len(listOpen) + len(listClose) + n*candleSize
+}
+
+// AppendCandles appends l to dst as a JSON list's items, comma-separated. It is written with strconv
+// rather than encoding/json: a 1000-candle answer holds 11000 floats, and encoding/json would resolve
+// each one's field through reflection.
+func AppendCandles(dst []byte, l []market.Candle) []byte {
+	for i := range l {
+		if i > 0 {
+			dst = append(dst, ',')
 		}
-		return append(b, "]}"...)
+		dst = l[i].AppendJSON(dst)
+	}
+	return dst
+}
+
+// candleList is the candles envelope around l.
+func candleList(l []market.Candle) httpapi.Responder {
+	return httpapi.AppendJSON(len(listOpen)+len(listClose)+len(l)*candleSize, func(b []byte) []byte {
+		return append(AppendCandles(append(b, listOpen...), l), listClose...)
 	})
 }

@@ -131,7 +131,7 @@ func TestCandlesComputedByHand(t *testing.T) {
 	// it is stored the replay has been consumed. It is a USDC fill: SOL-PERP candles stay as they were.
 	marker := fill(usdc, t0, 99, 1_000_000, 1_000_000_000, 1_000_000)
 	s.ingest(t, encode(t, events.TopicFills, marker)...)
-	// limit=999 makes a URL the shared candle cache has not seen, so this reads the store again.
+	// limit=999: a window no earlier request asked for.
 	if again := candles(t, s, "/market/SOL-PERP/candles/M?limit=999&startTs="+fmt.Sprint(month)+"&endTs="+fmt.Sprint(at("2026-11-01T00:00:00Z"))); !reflect.DeepEqual(again, cases[len(cases)-1].want) {
 		t.Fatalf("after replay: %+v", again)
 	}

@@ -9,11 +9,14 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/tidemark/tidemark/platform/app"
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/httpapi"
 	"github.com/tidemark/tidemark/platform/kit"
 	"github.com/tidemark/tidemark/platform/series"
+	"github.com/tidemark/tidemark/platform/telemetry"
 	"github.com/tidemark/tidemark/services/market"
 	markethttp "github.com/tidemark/tidemark/services/market/http"
 	"github.com/tidemark/tidemark/services/market/postgres"
@@ -29,20 +32,46 @@ type Config struct {
 	// (TIDEMARK_MARKET_EDGE_WINDOW): backfilled history would flood the WebSocket edge with changes
 	// no live chart shows.
 	EdgeWindow time.Duration
+	// HotDays: how many days of candles each resolution keeps in memory on every replica
+	// (TIDEMARK_MARKET_HOT_DAYS, "res:days" items; resolutions not named keep market.DefaultHotDays').
+	// Windows within them are answered from memory, older ones from Postgres.
+	HotDays market.HotDays
+
+	hotDaysErr error // TIDEMARK_MARKET_HOT_DAYS did not parse: Validate reports it
 }
 
-// RegisterEnv reads TIDEMARK_MARKET_EDGE_WINDOW.
+// RegisterEnv reads TIDEMARK_MARKET_EDGE_WINDOW and TIDEMARK_MARKET_HOT_DAYS.
 func (c *Config) RegisterEnv(e *app.Env) {
 	c.EdgeWindow = e.Duration("MARKET_EDGE_WINDOW", DefaultEdgeWindow)
+	items := e.Strings("MARKET_HOT_DAYS", market.DefaultHotDays.Strings())
+	days, err := market.ParseHotDays(items)
+	if err != nil {
+		// Validate names the variable: a nil HotDays cannot pass it.
+		c.hotDaysErr = err
+		return
+	}
+	c.HotDays = days
 }
 
-// SetDefaults sets a zero edge window to DefaultEdgeWindow.
-func (c *Config) SetDefaults() { c.EdgeWindow = cmp.Or(c.EdgeWindow, DefaultEdgeWindow) }
+// SetDefaults sets a zero edge window to DefaultEdgeWindow, and no hot days to the default's.
+func (c *Config) SetDefaults() {
+	c.EdgeWindow = cmp.Or(c.EdgeWindow, DefaultEdgeWindow)
+	if c.HotDays == nil && c.hotDaysErr == nil {
+		c.HotDays = market.DefaultHotDays
+	}
+}
 
-// Validate reports an edge window out of range, naming its variable.
+// Validate reports an edge window or hot days out of range, naming the variable.
 func (c Config) Validate() error {
 	if c.EdgeWindow <= 0 || c.EdgeWindow > 7*24*time.Hour {
 		return fmt.Errorf("%sMARKET_EDGE_WINDOW must be more than 0 and at most 168h, got %s", app.EnvPrefix, c.EdgeWindow)
+	}
+	err := c.hotDaysErr
+	if err == nil {
+		err = c.HotDays.Validate()
+	}
+	if err != nil {
+		return fmt.Errorf("%sMARKET_HOT_DAYS: %w", app.EnvPrefix, err)
 	}
 	return nil
 }
@@ -56,15 +85,39 @@ func Service(cfg Config) kit.Service {
 		Publishes:  []string{events.TopicEdgeCandles},
 	}, cfg, func(d kit.Deps, cfg Config) (kit.Parts, error) {
 		store := postgres.NewStore(d.Pool, d.Schema)
-		in := postgres.NewIngest(d.Schema, cfg.EdgeWindow, d.Now)
+		// Every replica keeps the recent candles of every market, whichever partitions it ingests.
+		hot := market.NewHot(cfg.HotDays, d.Now)
+		follower := postgres.NewFollower(d.Pool, d.Schema, hot, d.Logger)
+		registerHotMetrics(d.Registerer, hot, follower)
+		answered := telemetry.Register(d.Registerer, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tidemark_market_candle_answers_total",
+			Help: "Candle answers by source: memory (the hot candles) or store (Postgres).",
+		}, []string{"source"}))
+		in := postgres.NewIngest(d.Schema, cfg.EdgeWindow, d.Now).WithHot(hot)
 		return kit.Parts{
 			Sinks:  in.Sinks(),
 			Series: Series(store),
-			Routes: func(api *httpapi.API) { markethttp.Routes(api, store) },
+			Routes: func(api *httpapi.API) { markethttp.Routes(api, store, hot, answered) },
 			// The WebSocket edge warms its candle inits from the newest candles.
 			Internal: func(api *httpapi.API) { markethttp.Internal(api, store) },
+			Jobs:     []kit.Job{{Name: "hot-candles", Run: follower.Run}},
 		}, nil
 	})
+}
+
+// registerHotMetrics exposes the size of the hot candles and how long their last load took.
+func registerHotMetrics(reg prometheus.Registerer, hot *market.Hot, f *postgres.Follower) {
+	loaded := telemetry.Register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "tidemark_market_hot_load_seconds",
+		Help: "How long the last full load of the hot candles from Postgres took (at start, or after losing track of changes).",
+	}))
+	bytes := telemetry.Register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "tidemark_market_hot_bytes",
+		Help: "Bytes of the candle columns held in memory, as of the last load or trim.",
+	}))
+	size := func() { _, b := hot.Buckets(); bytes.Set(float64(b)) }
+	f.Loaded = func(d time.Duration) { loaded.Set(d.Seconds()); size() }
+	f.Trimmed = size
 }
 
 // Series are the market's event series, each scoped by the market's symbol.
