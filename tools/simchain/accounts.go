@@ -3,6 +3,7 @@ package simchain
 import (
 	"encoding"
 	"fmt"
+	"slices"
 
 	"github.com/tidemark/tidemark/platform/chain/borsh"
 	"github.com/tidemark/tidemark/platform/chain/drift"
@@ -43,73 +44,95 @@ func paddedName(s string) [32]byte {
 	return b
 }
 
-// applyMarketState replaces a market's account with the one its state maps back to.
-func (c *Chain) applyMarketState(m events.Message) error {
+// marketStateEntry is a market state as the account it maps back to, at the time of the state.
+func marketStateEntry(m events.Message) (entry, error) {
 	rec, err := events.Decode(m.Topic, m.Value)
 	if err != nil {
-		return fmt.Errorf("simchain: %s: %w", m.Topic, err)
+		return entry{}, fmt.Errorf("simchain: %s: %w", m.Topic, err)
 	}
 	ms, ok := rec.(*events.MarketState)
 	if !ok {
-		return fmt.Errorf("simchain: %s record %T", m.Topic, rec)
+		return entry{}, fmt.Errorf("simchain: %s record %T", m.Topic, rec)
 	}
-	c.advance(ms.Ts, ms.Slot)
+	e := entry{topic: m.Topic, tx: events.Tx{Ts: ms.Ts, Slot: ms.Slot}}
+	var a keyedAccount
 	switch ms.MarketType {
 	case events.MarketTypePerp:
-		a, err := records.PerpMarketAccount(ms)
+		p, err := records.PerpMarketAccount(ms)
 		if err != nil {
-			return fmt.Errorf("simchain: %w", err)
+			return entry{}, fmt.Errorf("simchain: %w", err)
 		}
-		return c.put(a.Pubkey, a)
+		a, err = encodeAccount(p.Pubkey, p)
+		if err != nil {
+			return entry{}, err
+		}
 	default:
-		a, err := records.SpotMarketAccount(ms)
+		s, err := records.SpotMarketAccount(ms)
 		if err != nil {
-			return fmt.Errorf("simchain: %w", err)
+			return entry{}, fmt.Errorf("simchain: %w", err)
 		}
-		return c.put(a.Pubkey, a)
+		a, err = encodeAccount(s.Pubkey, s)
+		if err != nil {
+			return entry{}, err
+		}
 	}
+	e.accounts = []keyedAccount{a}
+	return e, nil
 }
 
-// applyNewUser makes the accounts behind a new-user record.
-func (c *Chain) applyNewUser(r *events.NewUser) error {
+// newUserAccounts are the accounts behind a new-user record.
+func newUserAccounts(r *events.NewUser) ([]keyedAccount, error) {
 	u, err := records.UserAccount(r)
 	if err != nil {
-		return fmt.Errorf("simchain: %w", err)
+		return nil, fmt.Errorf("simchain: %w", err)
 	}
 	addr, share, escrow, err := records.NewUserAccountAddresses(r)
 	if err != nil {
-		return fmt.Errorf("simchain: %w", err)
+		return nil, fmt.Errorf("simchain: %w", err)
 	}
-	if err := c.put(addr, u); err != nil {
-		return err
+	a, err := encodeAccount(addr, u)
+	if err != nil {
+		return nil, err
 	}
+	out := []keyedAccount{a}
 	if b := r.BuilderRevenueShareAccount; b != nil {
-		a, err := records.RevenueShareAccount(r.UserAuthority, b)
+		s, err := records.RevenueShareAccount(r.UserAuthority, b)
 		if err != nil {
-			return fmt.Errorf("simchain: %w", err)
+			return nil, fmt.Errorf("simchain: %w", err)
 		}
-		if err := c.put(share, a); err != nil {
-			return err
+		if a, err = encodeAccount(share, s); err != nil {
+			return nil, err
 		}
+		out = append(out, a)
 	}
 	if x := r.RevenueShareEscrow; x != nil {
-		a, err := records.RevenueShareEscrowAccount(r.UserAuthority, x)
+		e, err := records.RevenueShareEscrowAccount(r.UserAuthority, x)
 		if err != nil {
-			return fmt.Errorf("simchain: %w", err)
+			return nil, fmt.Errorf("simchain: %w", err)
 		}
-		if err := c.put(escrow, a); err != nil {
-			return err
+		if a, err = encodeAccount(escrow, e); err != nil {
+			return nil, err
 		}
+		out = append(out, a)
 	}
-	return nil
+	return out, nil
+}
+
+func encodeAccount(addr solana.PublicKey, a encoding.BinaryMarshaler) (keyedAccount, error) {
+	data, err := a.MarshalBinary()
+	if err != nil {
+		return keyedAccount{}, fmt.Errorf("simchain: account %s: %w", addr, err)
+	}
+	// An encoder's buffer grows by doubling: the chain keeps the exact bytes.
+	return keyedAccount{addr: addr, data: slices.Clone(data)}, nil
 }
 
 func (c *Chain) put(addr solana.PublicKey, a encoding.BinaryMarshaler) error {
-	data, err := a.MarshalBinary()
+	k, err := encodeAccount(addr, a)
 	if err != nil {
-		return fmt.Errorf("simchain: account %s: %w", addr, err)
+		return err
 	}
-	c.accounts[addr] = &account{data: data, owner: drift.Program()}
+	c.accounts[addr] = &account{data: k.data, owner: drift.Program()}
 	return nil
 }
 

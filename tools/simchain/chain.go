@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
+	"github.com/tidemark/tidemark/platform/chain/base58"
 	"github.com/tidemark/tidemark/platform/chain/drift"
 	"github.com/tidemark/tidemark/platform/chain/records"
 	"github.com/tidemark/tidemark/platform/chain/solana"
@@ -69,13 +71,16 @@ type Chain struct {
 	mu       sync.RWMutex
 	blocks   []*block // sealed, by slot
 	pruned   int      // blocks pruned before blocks[0]
-	pending  map[int64]*block
+	pending  map[int64]*pendingBlock
 	hiTs     int64 // the newest ts of the messages so far
 	hiMin    int64 // the lowest slot among the messages of second hiTs
 	accounts map[solana.PublicKey]*account
 	skip     map[int64]bool // slots to leave out when they are sealed
 
 	faults faultState
+
+	walletsOnce sync.Once
+	wallets     []string // see wallet
 }
 
 // block is one slot's block: its transactions in order, each with its Drift events as bytes.
@@ -83,17 +88,64 @@ type block struct {
 	slot, parent int64 // parent: the slot of the block before, slot-1 for the first
 	time         int64 // blockTime: the events' ts
 	height       uint64
-	txs          []*tx
+	txs          []tx
 }
 
-// tx is one transaction of the records: its signature and its Drift events' bytes, in txSigIndex
-// order. first is the txSigIndex of the first event: above 0, the vault program logged that many
-// events before it. cut marks a log the Truncate fault cut after the events left.
+// tx is one transaction of the records, kept compact: its signature and its Drift events' bytes
+// in txSigIndex order, each after its length (a uvarint), in one buffer. The signature stays in
+// base58, as encoding it again for every getBlock would cost more than all else of rendering. first is the
+// txSigIndex of the first event: above 0, the vault program logged that many events before it.
+// cut marks a log the Truncate fault cut after the events left.
 type tx struct {
+	sig   string
+	first int32
+	cut   bool
+	data  []byte
+}
+
+// signature is the transaction's signature as the records and the RPC write it.
+func (x *tx) signature() string { return x.sig }
+
+// events are the transaction's events, sharing its buffer.
+func (x *tx) events() [][]byte {
+	var out [][]byte
+	for b := x.data; len(b) > 0; {
+		n, k := binary.Uvarint(b)
+		out = append(out, b[k:k+int(n)])
+		b = b[k+int(n):]
+	}
+	return out
+}
+
+// setEvents replaces the transaction's events.
+func (x *tx) setEvents(evs [][]byte) {
+	size := 0
+	for _, e := range evs {
+		size += binary.MaxVarintLen16 + len(e)
+	}
+	data := make([]byte, 0, size)
+	for _, e := range evs {
+		data = binary.AppendUvarint(data, uint64(len(e)))
+		data = append(data, e...)
+	}
+	x.data = slices.Clip(data)
+}
+
+// pendingBlock is a block still open to records: its transactions in the order their first record
+// came, each with its events and their txSigIndexes.
+type pendingBlock struct {
+	time int64
+	txs  []*pendingTx
+}
+
+type pendingTx struct {
 	sig    string
-	first  int
-	events [][]byte
-	cut    bool
+	events []pendingEvent
+}
+
+type pendingEvent struct {
+	index int
+	data  []byte
 }
 
 type account struct {
@@ -104,7 +156,7 @@ type account struct {
 // New returns an empty chain with the markets' accounts.
 func New(cfg Config) *Chain {
 	cfg = cfg.withDefaults()
-	c := &Chain{cfg: cfg, pending: map[int64]*block{}, accounts: map[solana.PublicKey]*account{}, skip: map[int64]bool{}}
+	c := &Chain{cfg: cfg, pending: map[int64]*pendingBlock{}, accounts: map[solana.PublicKey]*account{}, skip: map[int64]bool{}}
 	binary.LittleEndian.PutUint64(c.seed[:], uint64(cfg.Seed))
 	for _, m := range cfg.Markets {
 		if err := c.initMarket(m); err != nil {
@@ -145,31 +197,113 @@ type writer struct {
 }
 
 func (w *writer) Write(ctx context.Context, msgs ...events.Message) error {
-	var rest []events.Message
 	c := w.c
-	c.mu.Lock()
+	// Decoding and encoding take the time; the lock is held only to change the chain.
+	var rest []events.Message
+	entries := make([]entry, 0, len(msgs))
 	for _, m := range msgs {
+		var e entry
+		var err error
 		switch {
 		case eventTopics[m.Topic]:
-			if err := c.addRecord(m); err != nil {
-				c.mu.Unlock()
-				return err
-			}
+			e, err = eventEntry(m)
 		case m.Topic == events.TopicMarketStates:
-			if err := c.applyMarketState(m); err != nil {
-				c.mu.Unlock()
-				return err
-			}
+			e, err = marketStateEntry(m)
 		default:
 			rest = append(rest, m)
+			continue
 		}
+		if err != nil {
+			return err
+		}
+		entries = append(entries, e)
 	}
-	c.sealBefore(c.hiMin)
-	c.mu.Unlock()
+	if err := c.apply(entries); err != nil {
+		return err
+	}
 	if len(rest) == 0 || w.direct == nil {
 		return nil
 	}
 	return w.direct.Write(ctx, rest...)
+}
+
+// entry is one message made ready for the chain: an event for a transaction (event set) and the
+// accounts it sets.
+type entry struct {
+	topic    string
+	tx       events.Tx
+	event    []byte
+	accounts []keyedAccount
+}
+
+type keyedAccount struct {
+	addr solana.PublicKey
+	data []byte
+}
+
+func eventEntry(m events.Message) (entry, error) {
+	rec, err := events.Decode(m.Topic, m.Value)
+	if err != nil {
+		return entry{}, fmt.Errorf("simchain: %s: %w", m.Topic, err)
+	}
+	t, ok := txOf(rec)
+	if !ok {
+		return entry{}, fmt.Errorf("simchain: %s record %T names no transaction", m.Topic, rec)
+	}
+	if sig, err := base58.Decode(t.TxSig); err != nil || len(sig) != 64 {
+		return entry{}, fmt.Errorf("simchain: %s: txSig %q is no transaction signature", m.Topic, t.TxSig)
+	}
+	ev, err := records.Event(rec)
+	if err != nil {
+		return entry{}, fmt.Errorf("simchain: %s: %w", m.Topic, err)
+	}
+	data, err := ev.MarshalBinary()
+	if err != nil {
+		return entry{}, fmt.Errorf("simchain: %s: %w", m.Topic, err)
+	}
+	// A clone: a decoded record's strings may share the message's buffer, which the chain must not
+	// keep.
+	t.TxSig = strings.Clone(t.TxSig)
+	e := entry{topic: m.Topic, tx: t, event: data}
+	if nu, ok := rec.(*events.NewUser); ok {
+		if e.accounts, err = newUserAccounts(nu); err != nil {
+			return entry{}, err
+		}
+	}
+	return e, nil
+}
+
+// apply puts the entries on the chain and seals what they complete. A record for a sealed slot
+// refuses the whole batch, before any of it is applied.
+func (c *Chain) apply(entries []entry) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n := len(c.blocks); n > 0 {
+		last := c.blocks[n-1].slot
+		for _, e := range entries {
+			if e.event != nil && e.tx.Slot <= last {
+				return fmt.Errorf("%w: %s %s in slot %d, sealed up to %d", ErrLate, e.topic, e.tx.TxSig, e.tx.Slot, last)
+			}
+		}
+	}
+	for _, e := range entries {
+		for _, a := range e.accounts {
+			c.accounts[a.addr] = &account{data: a.data, owner: drift.Program()}
+		}
+		c.advance(e.tx.Ts, e.tx.Slot)
+		if e.event == nil {
+			continue
+		}
+		b := c.pending[e.tx.Slot]
+		if b == nil {
+			b = &pendingBlock{time: e.tx.Ts}
+			c.pending[e.tx.Slot] = b
+		}
+		b.time = min(b.time, e.tx.Ts)
+		b.add(e.tx.TxSig, e.tx.TxSigIndex, e.event)
+	}
+	c.sealBefore(c.hiMin)
+	return nil
 }
 
 // Seal seals every pending block: call it when no record of the seconds written so far is still
@@ -192,67 +326,26 @@ func (c *Chain) advance(ts, slot int64) {
 	}
 }
 
-func (c *Chain) addRecord(m events.Message) error {
-	rec, err := events.Decode(m.Topic, m.Value)
-	if err != nil {
-		return fmt.Errorf("simchain: %s: %w", m.Topic, err)
-	}
-	t, ok := txOf(rec)
-	if !ok {
-		return fmt.Errorf("simchain: %s record %T names no transaction", m.Topic, rec)
-	}
-	ev, err := records.Event(rec)
-	if err != nil {
-		return fmt.Errorf("simchain: %s: %w", m.Topic, err)
-	}
-	data, err := ev.MarshalBinary()
-	if err != nil {
-		return fmt.Errorf("simchain: %s: %w", m.Topic, err)
-	}
-	if nu, ok := rec.(*events.NewUser); ok {
-		if err := c.applyNewUser(nu); err != nil {
-			return err
-		}
-	}
-	if n := len(c.blocks); n > 0 && t.Slot <= c.blocks[n-1].slot {
-		return fmt.Errorf("%w: %s %s in slot %d, sealed up to %d", ErrLate, m.Topic, t.TxSig, t.Slot, c.blocks[n-1].slot)
-	}
-	c.advance(t.Ts, t.Slot)
-	b := c.pending[t.Slot]
-	if b == nil {
-		b = &block{slot: t.Slot, time: t.Ts}
-		c.pending[t.Slot] = b
-	}
-	b.time = min(b.time, t.Ts)
-	b.add(t, data)
-	return nil
-}
-
-// add puts an event at its index in its transaction: transactions keep the order their first
-// record came in, events the order of their txSigIndex.
-func (b *block) add(t events.Tx, data []byte) {
-	var x *tx
+// add puts an event at its index in its transaction.
+func (b *pendingBlock) add(sig string, index int, data []byte) {
+	var x *pendingTx
 	for _, y := range b.txs {
-		if y.sig == t.TxSig {
+		if y.sig == sig {
 			x = y
 			break
 		}
 	}
 	if x == nil {
-		x = &tx{sig: t.TxSig, first: t.TxSigIndex}
+		x = &pendingTx{sig: sig}
 		b.txs = append(b.txs, x)
 	}
 	// Events are few per transaction and mostly come in order: an insertion keeps them sorted.
-	// The indexes ride along until sealing, in the first bytes of a scratch prefix.
 	at := len(x.events)
-	for at > 0 && index(x.events[at-1]) > t.TxSigIndex {
+	for at > 0 && x.events[at-1].index > index {
 		at--
 	}
-	e := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+len(data)), uint32(t.TxSigIndex))
-	x.events = slices.Insert(x.events, at, append(e, data...))
+	x.events = slices.Insert(x.events, at, pendingEvent{index, data})
 }
-
-func index(e []byte) int { return int(binary.LittleEndian.Uint32(e)) }
 
 // sealBefore seals the pending blocks below slot, in slot order.
 func (c *Chain) sealBefore(slot int64) {
@@ -264,15 +357,16 @@ func (c *Chain) sealBefore(slot int64) {
 	}
 	slices.Sort(ready)
 	for _, s := range ready {
-		b := c.pending[s]
+		p := c.pending[s]
 		delete(c.pending, s)
 		if c.skip[s] {
 			delete(c.skip, s)
 			c.faults.count(&c.faults.counts.SkippedSlots, 1)
 			continue
 		}
-		for _, x := range b.txs {
-			x.seal()
+		b := &block{slot: s, time: p.time, txs: make([]tx, len(p.txs))}
+		for i, x := range p.txs {
+			b.txs[i] = x.seal()
 		}
 		b.parent, b.height = s-1, 1
 		if n := len(c.blocks); n > 0 {
@@ -285,17 +379,17 @@ func (c *Chain) sealBefore(slot int64) {
 	c.prune()
 }
 
-// seal drops the indexes from the events, keeping the lowest as the transaction's first. Indexes
-// with holes (a record stream that numbers events the chain does not have) keep their order.
-func (x *tx) seal() {
-	if len(x.events) == 0 {
-		return
-	}
-	x.first = index(x.events[0])
+// seal is the transaction as the chain keeps it. Indexes with holes (a record stream that numbers
+// events the chain does not have) keep their order.
+func (x *pendingTx) seal() tx {
+	t := tx{sig: x.sig}
+	evs := make([][]byte, len(x.events))
 	for i, e := range x.events {
-		// A copy of the exact size: the events are what the chain keeps.
-		x.events[i] = append([]byte(nil), e[4:]...)
+		evs[i] = e.data
 	}
+	t.first = int32(x.events[0].index)
+	t.setEvents(evs)
+	return t
 }
 
 // prune drops the oldest blocks beyond RetainBlocks.
@@ -393,9 +487,9 @@ func (c *Chain) Stats() Stats {
 	s := Stats{Blocks: len(c.blocks)}
 	for _, b := range c.blocks {
 		s.Transactions += len(b.txs)
-		for _, x := range b.txs {
-			s.Events += len(x.events)
-			for _, e := range x.events {
+		for i := range b.txs {
+			for _, e := range b.txs[i].events() {
+				s.Events++
 				s.EventBytes += len(e)
 			}
 		}

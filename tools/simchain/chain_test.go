@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidemark/tidemark/platform/chain/drift"
 	"github.com/tidemark/tidemark/platform/chain/records"
@@ -462,5 +463,57 @@ func TestRPCErrors(t *testing.T) {
 	}
 	if rs[0].Error != nil || rs[1].Error != nil || string(rs[1].ID) != `"b"` || rs[2].Error == nil || rs[2].Error.Code != -32601 {
 		t.Errorf("batch answers %s", batch)
+	}
+}
+
+// TestServesWhileWritten reads blocks while the simulator writes, as the indexer follows a live
+// chain: the tip only rises, and every block under it is served.
+func TestServesWhileWritten(t *testing.T) {
+	c := simchain.New(simchain.Config{Seed: 9})
+	url := httptestServer(t, c)
+	w := c.Writer(nil)
+	s := sim.New(sim.Config{Seed: 9, Authorities: 20, FillsPerMinute: 120})
+	done := make(chan error, 1)
+	go func() {
+		var batch []events.Message
+		err := s.Generate(windowStart, windowStart.Add(3*time.Minute), func(m events.Message) error {
+			batch = append(batch, m)
+			if len(batch) < 50 {
+				return nil
+			}
+			err := w.Write(t.Context(), batch...)
+			batch = batch[:0]
+			return err
+		})
+		if err == nil {
+			err = w.Write(t.Context(), batch...)
+		}
+		done <- err
+	}()
+	var last int64
+	for finished := false; !finished; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			finished = true
+		default:
+		}
+		var tip int64
+		call(t, url, &tip, "getSlot")
+		if tip < last {
+			t.Fatalf("tip %d after %d", tip, last)
+		}
+		if tip > 0 {
+			var b solBlock
+			if r := call(t, url, &b, "getBlock", tip, blockConfig); r.Error != nil {
+				t.Fatalf("tip %d: %s", tip, r.Error.Message)
+			}
+		}
+		last = tip
+	}
+	if last == 0 {
+		t.Fatal("no block sealed while writing")
 	}
 }

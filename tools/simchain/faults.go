@@ -140,8 +140,8 @@ func (c *Chain) Skip(slots ...int64) ([]Dropped, error) {
 			continue
 		}
 		b := c.blocks[i]
-		for _, x := range b.txs {
-			d, err := x.dropped(b.slot, 0)
+		for j := range b.txs {
+			d, err := b.txs[j].dropped(b.slot, 0)
 			if err != nil {
 				return out, err
 			}
@@ -166,12 +166,13 @@ func (c *Chain) Skip(slots ...int64) ([]Dropped, error) {
 // dropped are the transaction's events from the kth on.
 func (x *tx) dropped(slot int64, k int) ([]Dropped, error) {
 	var out []Dropped
-	for i := k; i < len(x.events); i++ {
-		ev, err := drift.DecodeEvent(x.events[i])
+	sig := x.signature()
+	for i, e := range x.events()[k:] {
+		ev, err := drift.DecodeEvent(e)
 		if err != nil {
-			return nil, fmt.Errorf("simchain: %s event %d: %w", x.sig, i, err)
+			return nil, fmt.Errorf("simchain: %s event %d: %w", sig, k+i, err)
 		}
-		out = append(out, Dropped{Context: records.Context{TxSig: x.sig, TxSigIndex: x.first + i, Slot: slot}, Event: ev})
+		out = append(out, Dropped{Context: records.Context{TxSig: sig, TxSigIndex: int(x.first) + k + i, Slot: slot}, Event: ev})
 	}
 	return out, nil
 }
@@ -186,18 +187,21 @@ func (c *Chain) Truncate(sig string, keep int) ([]Dropped, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, b := range c.blocks {
-		for _, x := range b.txs {
-			if x.sig != sig {
+		for j := range b.txs {
+			x := &b.txs[j]
+			if x.signature() != sig {
 				continue
 			}
-			if keep < 0 || keep >= len(x.events) {
-				return nil, fmt.Errorf("simchain: truncate %s after %d of its %d events: nothing to cut", sig, keep, len(x.events))
+			evs := x.events()
+			if keep < 0 || keep >= len(evs) {
+				return nil, fmt.Errorf("simchain: truncate %s after %d of its %d events: nothing to cut", sig, keep, len(evs))
 			}
 			out, err := x.dropped(b.slot, keep)
 			if err != nil {
 				return nil, err
 			}
-			x.events, x.cut = x.events[:keep:keep], true
+			x.setEvents(evs[:keep])
+			x.cut = true
 			c.faults.count(&c.faults.counts.TruncatedTxs, 1)
 			return out, nil
 		}
@@ -213,20 +217,22 @@ func (c *Chain) DropFill(t events.MarketType, marketIndex int) (Dropped, error) 
 	defer c.mu.Unlock()
 	type at struct {
 		b *block
-		x *tx
+		i int
 	}
 	var found []at
 	for _, b := range c.blocks {
-		for _, x := range b.txs {
-			if n := len(x.events); n > 0 && !x.cut && isFill(x.events[n-1]) {
-				ev, err := drift.DecodeEvent(x.events[n-1])
+		for j := range b.txs {
+			x := &b.txs[j]
+			evs := x.events()
+			if n := len(evs); n > 0 && !x.cut && isFill(evs[n-1]) {
+				ev, err := drift.DecodeEvent(evs[n-1])
 				if err != nil {
 					return Dropped{}, err
 				}
 				f := ev.(*drift.OrderActionRecord)
 				mt, _ := marketTypeOf(f.MarketType)
 				if mt == t && int(f.MarketIndex) == marketIndex {
-					found = append(found, at{b, x})
+					found = append(found, at{b, j})
 				}
 			}
 		}
@@ -235,15 +241,16 @@ func (c *Chain) DropFill(t events.MarketType, marketIndex int) (Dropped, error) 
 		return Dropped{}, fmt.Errorf("simchain: %d fills of %s market %d, too few to leave a gap between two", len(found), t, marketIndex)
 	}
 	p := found[len(found)/2]
-	n := len(p.x.events)
-	d, err := p.x.dropped(p.b.slot, n-1)
+	x := &p.b.txs[p.i]
+	evs := x.events()
+	d, err := x.dropped(p.b.slot, len(evs)-1)
 	if err != nil {
 		return Dropped{}, err
 	}
-	p.x.events = p.x.events[: n-1 : n-1]
-	if len(p.x.events) == 0 {
-		i := slices.Index(p.b.txs, p.x)
-		p.b.txs = append(p.b.txs[:i], p.b.txs[i+1:]...)
+	if len(evs) == 1 {
+		p.b.txs = slices.Delete(p.b.txs, p.i, p.i+1)
+	} else {
+		x.setEvents(evs[:len(evs)-1])
 	}
 	c.faults.count(&c.faults.counts.DroppedFills, 1)
 	return d[0], nil

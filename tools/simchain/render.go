@@ -73,6 +73,22 @@ func (c *Chain) key(label string, key []byte) solana.PublicKey {
 	return solana.PublicKey(c.hash(label, key))
 }
 
+// walletPool is how many fee payers and accounts the transactions draw theirs from: the keys are
+// made once, as base58 takes longer than the rest of a transaction's rendering.
+const walletPool = 512
+
+// wallet is the address, drawn from the chain's pool, that key uses as label.
+func (c *Chain) wallet(label string, key []byte) string {
+	c.walletsOnce.Do(func() {
+		c.wallets = make([]string, walletPool)
+		for i := range c.wallets {
+			c.wallets[i] = c.key("wallet", []byte{byte(i), byte(i >> 8)}).String()
+		}
+	})
+	h := c.hash(label, key)
+	return c.wallets[binary.LittleEndian.Uint64(h[:8])%walletPool]
+}
+
 // signature is a deterministic 64-byte transaction signature.
 func (c *Chain) signature(label string, key []byte) string {
 	a, b := c.hash(label+"/0", key), c.hash(label+"/1", key)
@@ -224,16 +240,17 @@ func (l *logs) log(text string) { l.lines = append(l.lines, "Program log: "+text
 // transaction names (its parent block's).
 func (c *Chain) render(b *block, x *tx, recent string) txJSON {
 	sig := []byte(x.sig)
+	evs := x.events()
 	var first string
-	if len(x.events) > 0 {
-		first = eventName(x.events[0])
+	if len(evs) > 0 {
+		first = eventName(evs[0])
 	}
 	trading := first == "OrderRecord" || first == "OrderActionRecord"
 	proxy := trading && x.first == 0 && c.chance("proxy", sig, c.cfg.ProxyEvery)
 	vault := x.first > 0
 	benignCut := !x.cut && c.chance("truncated", sig, c.cfg.TruncatedEvery)
 
-	keys := []string{c.key("payer", sig).String(), c.key("user", sig).String(), stateAddress(), computeBudgetProgram}
+	keys := []string{c.wallet("payer", sig), c.wallet("user", sig), stateAddress(), computeBudgetProgram}
 	driftAt := len(keys)
 	keys = append(keys, drift.ProgramID)
 	outer := ""
@@ -289,10 +306,10 @@ func (c *Chain) render(b *block, x *tx, recent string) txJSON {
 		l.success(jupiterProgram, 60000)
 		inner = append(inner, instructionJSON{ProgramIDIndex: jupAt, Accounts: []int{0, 1}, Data: "PrpFmsY4d26dKbdKMofZ8", StackHeight: ptr(l.depth + 1)})
 	}
-	for _, e := range x.events {
+	for _, e := range evs {
 		l.lines = append(l.lines, logLine(e))
 	}
-	units := uint64(20_000 + 12_000*len(x.events))
+	units := uint64(20_000 + 12_000*len(evs))
 	switch {
 	case x.cut:
 		l.lines = append(l.lines, "Log truncated")
@@ -315,7 +332,7 @@ func (c *Chain) render(b *block, x *tx, recent string) txJSON {
 	if len(inner) > 0 {
 		innerIx = []innerJSON{{Index: 1, Instructions: inner}}
 	}
-	return c.txJSON(x.sig, keys, []instructionJSON{budgetIx(), top}, innerIx, l, recent, false)
+	return c.txJSON(x.signature(), keys, []instructionJSON{budgetIx(), top}, innerIx, l, recent, false)
 }
 
 func budgetIx() instructionJSON {
@@ -427,7 +444,7 @@ const DecoyDepositIDs = 9_000_000_000_000_000
 func (c *Chain) failedTx(b *block, recent string) txJSON {
 	key := slotBytes(b.slot)
 	sig := c.signature("failed", key)
-	keys := []string{c.key("payer", []byte(sig)).String(), c.key("user", []byte(sig)).String(), stateAddress(), computeBudgetProgram, drift.ProgramID}
+	keys := []string{c.wallet("payer", []byte(sig)), c.wallet("user", []byte(sig)), stateAddress(), computeBudgetProgram, drift.ProgramID}
 	l := &logs{}
 	l.budget()
 	l.invoke(drift.ProgramID)
@@ -447,7 +464,7 @@ func (c *Chain) failedTx(b *block, recent string) txJSON {
 func (c *Chain) otherTx(b *block, recent string) txJSON {
 	key := slotBytes(b.slot)
 	sig := c.signature("other", key)
-	keys := []string{c.key("payer", []byte(sig)).String(), c.key("pool", key).String(), computeBudgetProgram, whirlpoolProgram}
+	keys := []string{c.wallet("payer", []byte(sig)), c.wallet("pool", key), computeBudgetProgram, whirlpoolProgram}
 	l := &logs{}
 	l.budget()
 	l.invoke(whirlpoolProgram)
@@ -475,8 +492,8 @@ func (c *Chain) blockJSON(b *block, details string, rewards bool) blockJSON {
 	if c.chance("other", key, c.cfg.OtherEvery) {
 		txs = append(txs, c.otherTx(b, recent))
 	}
-	for i, x := range b.txs {
-		txs = append(txs, c.render(b, x, recent))
+	for i := range b.txs {
+		txs = append(txs, c.render(b, &b.txs[i], recent))
 		if i == 0 && c.chance("failed", key, c.cfg.FailedEvery) {
 			txs = append(txs, c.failedTx(b, recent))
 		}
