@@ -518,6 +518,8 @@ func (g *minuteGen) action(r *orderRef, ts int64, sig string, sigIndex int, slot
 }
 
 // takerRecords returns a taker order's record, in its state after its last fill, and its place action.
+// An order record's quoteAssetAmount is its quoteAssetAmountFilled, as the Data API writes it (the
+// event has no other).
 func (g *minuteGen) takerRecords(t *takerOrder) (*events.Order, *events.OrderAction) {
 	s := g.s
 	spec := t.spec
@@ -526,7 +528,7 @@ func (g *minuteGen) takerRecords(t *takerOrder) (*events.Order, *events.OrderAct
 		Tx: events.Tx{Ts: t.placedAt, TxSig: t.placeSig, TxSigIndex: 0, Slot: t.placeSlot}, User: t.taker.User,
 		Status: events.OrderStatusFilled, OrderType: events.OrderTypeLimit, MarketType: spec.Type,
 		MarketFilter: spec.Filter(), OrderID: t.id, MarketIndex: spec.Index, Price: amt(t.worst),
-		BaseAssetAmount: t.orderAmt, QuoteAssetAmount: "0", BaseAssetAmountFilled: t.baseAmt,
+		BaseAssetAmount: t.orderAmt, QuoteAssetAmount: t.quoteAmt, BaseAssetAmountFilled: t.baseAmt,
 		QuoteAssetAmountFilled: t.quoteAmt, Direction: dir, ReduceOnly: t.reduceOnly, TriggerPrice: "0",
 		TriggerCondition: events.TriggerAbove, ExistingPositionDirection: t.existingDir, OraclePriceOffset: "0",
 		AuctionStartPrice: "0", AuctionEndPrice: "0", Symbol: spec.Symbol, LastUpdatedTs: t.lastTs,
@@ -570,7 +572,7 @@ func (g *minuteGen) makerRecords(mo *makerOrder, size int64, sizeAmt events.Amou
 		Tx: events.Tx{Ts: mo.placedAt, TxSig: mo.placeSig, TxSigIndex: 0, Slot: mo.placeSlot}, User: mo.actor.User,
 		Status: events.OrderStatusFilled, OrderType: events.OrderTypeLimit, MarketType: spec.Type,
 		MarketFilter: spec.Filter(), OrderID: mo.id, MarketIndex: spec.Index, Price: amt(mo.price),
-		BaseAssetAmount: sizeAmt, QuoteAssetAmount: "0", BaseAssetAmountFilled: mo.baseAmt,
+		BaseAssetAmount: sizeAmt, QuoteAssetAmount: mo.quoteAmt, BaseAssetAmountFilled: mo.baseAmt,
 		QuoteAssetAmountFilled: mo.quoteAmt, Direction: dir, TriggerPrice: "0", TriggerCondition: events.TriggerAbove,
 		ExistingPositionDirection: mo.existingDir, PostOnly: mo.postOnly, OraclePriceOffset: "0",
 		AuctionStartPrice: "0", AuctionEndPrice: "0", Symbol: spec.Symbol, LastUpdatedTs: mo.lastTs,

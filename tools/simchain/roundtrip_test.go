@@ -16,12 +16,12 @@ import (
 // notCarried blanks, per topic, the record fields no event and no account carries, so the rest
 // can be compared: the OrderRecord is the placement, so the later state the simulator folds into
 // its order record (lastUpdatedTs, lastActionStatus, lastActionExplanation, cumulativeFee) is not
-// in it, and quoteAssetAmount is the Data API's copy of quoteAssetAmountFilled. A new user's
+// in it. A new user's
 // delegate and builder accounts are not in its event either, but in accounts: the round trip
 // below completes the record from them, as the indexer does.
 func notCarried(r events.Record) {
 	if r, ok := r.(*events.Order); ok {
-		r.QuoteAssetAmount, r.LastUpdatedTs, r.LastActionStatus, r.LastActionExplanation, r.CumulativeFee = "", 0, "", "", ""
+		r.LastUpdatedTs, r.LastActionStatus, r.LastActionExplanation, r.CumulativeFee = 0, "", "", ""
 	}
 }
 
