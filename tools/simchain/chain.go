@@ -33,8 +33,8 @@ type Config struct {
 	FailedEvery, OtherEvery, ProxyEvery, TruncatedEvery int
 	// RetainBlocks is how many of the newest blocks the chain keeps; older ones are pruned, as a
 	// node without long-term storage prunes its ledger (getBlock answers -32001 below the first
-	// available block). 0 keeps every block: three days of the default dev flow take a few tens
-	// of megabytes.
+	// available block). 0 keeps every block, which the dev stack can afford: TestMemoryPerEvent
+	// measures what a block costs per event.
 	RetainBlocks int
 }
 
@@ -93,18 +93,15 @@ type block struct {
 
 // tx is one transaction of the records, kept compact: its signature and its Drift events' bytes
 // in txSigIndex order, each after its length (a uvarint), in one buffer. The signature stays in
-// base58, as encoding it again for every getBlock would cost more than all else of rendering. first is the
-// txSigIndex of the first event: above 0, the vault program logged that many events before it.
-// cut marks a log the Truncate fault cut after the events left.
+// base58, as encoding it again for every getBlock would cost more than the rest of rendering.
+// first is the txSigIndex of the first event: above 0, the vault program logged that many events
+// before it. cut marks a log the Truncate fault cut after the events left.
 type tx struct {
 	sig   string
 	first int32
 	cut   bool
 	data  []byte
 }
-
-// signature is the transaction's signature as the records and the RPC write it.
-func (x *tx) signature() string { return x.sig }
 
 // events are the transaction's events, sharing its buffer.
 func (x *tx) events() [][]byte {
@@ -121,14 +118,22 @@ func (x *tx) events() [][]byte {
 func (x *tx) setEvents(evs [][]byte) {
 	size := 0
 	for _, e := range evs {
-		size += binary.MaxVarintLen16 + len(e)
+		size += uvarintLen(len(e)) + len(e)
 	}
 	data := make([]byte, 0, size)
 	for _, e := range evs {
 		data = binary.AppendUvarint(data, uint64(len(e)))
 		data = append(data, e...)
 	}
-	x.data = slices.Clip(data)
+	x.data = data
+}
+
+func uvarintLen(n int) int {
+	size := 1
+	for ; n >= 0x80; n >>= 7 {
+		size++
+	}
+	return size
 }
 
 // pendingBlock is a block still open to records: its transactions in the order their first record
@@ -186,9 +191,10 @@ var ErrLate = errors.New("simchain: a record for a sealed slot")
 
 // Writer returns a sim.Writer that puts the event topics on the chain, applies the market states
 // to the market accounts and passes the other topics (account snapshots, vaults, params) to
-// direct. Its Write returns once the blocks of the seconds before the batch's last are sealed and
-// served; the last second's blocks wait for the next Write, or Seal, since its records may
-// continue in the next batch.
+// direct (nil drops them). Its Write returns once the blocks of the seconds before the batch's
+// last are sealed and served; the last second's blocks wait for the next Write, or Seal, since its
+// records may continue in the next batch. Messages must come in time order, as the simulator
+// writes them.
 func (c *Chain) Writer(direct sim.Writer) sim.Writer { return &writer{c: c, direct: direct} }
 
 type writer struct {

@@ -48,7 +48,6 @@ type faultState struct {
 	tokens float64
 	last   time.Time
 	counts Counts
-	now    func() time.Time
 }
 
 // SetFaults replaces the chain's HTTP faults.
@@ -85,9 +84,6 @@ func (s *faultState) judge(calls int) verdict {
 	defer s.mu.Unlock()
 	s.counts.Requests++
 	now := time.Now()
-	if s.now != nil {
-		now = s.now()
-	}
 	if r := s.f.RateLimit; r > 0 {
 		if !s.last.IsZero() {
 			s.tokens = min(r, s.tokens+now.Sub(s.last).Seconds()*r)
@@ -166,7 +162,7 @@ func (c *Chain) Skip(slots ...int64) ([]Dropped, error) {
 // dropped are the transaction's events from the kth on.
 func (x *tx) dropped(slot int64, k int) ([]Dropped, error) {
 	var out []Dropped
-	sig := x.signature()
+	sig := x.sig
 	for i, e := range x.events()[k:] {
 		ev, err := drift.DecodeEvent(e)
 		if err != nil {
@@ -189,7 +185,7 @@ func (c *Chain) Truncate(sig string, keep int) ([]Dropped, error) {
 	for _, b := range c.blocks {
 		for j := range b.txs {
 			x := &b.txs[j]
-			if x.signature() != sig {
+			if x.sig != sig {
 				continue
 			}
 			evs := x.events()
@@ -230,8 +226,7 @@ func (c *Chain) DropFill(t events.MarketType, marketIndex int) (Dropped, error) 
 					return Dropped{}, err
 				}
 				f := ev.(*drift.OrderActionRecord)
-				mt, _ := marketTypeOf(f.MarketType)
-				if mt == t && int(f.MarketIndex) == marketIndex {
+				if marketTypeOf(f.MarketType) == t && int(f.MarketIndex) == marketIndex {
 					found = append(found, at{b, j})
 				}
 			}
@@ -256,12 +251,12 @@ func (c *Chain) DropFill(t events.MarketType, marketIndex int) (Dropped, error) 
 	return d[0], nil
 }
 
-func marketTypeOf(t drift.MarketType) (events.MarketType, bool) {
+func marketTypeOf(t drift.MarketType) events.MarketType {
 	switch t {
 	case drift.MarketTypeSpot:
-		return events.MarketTypeSpot, true
+		return events.MarketTypeSpot
 	case drift.MarketTypePerp:
-		return events.MarketTypePerp, true
+		return events.MarketTypePerp
 	}
-	return "", false
+	return ""
 }

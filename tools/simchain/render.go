@@ -332,7 +332,7 @@ func (c *Chain) render(b *block, x *tx, recent string) txJSON {
 	if len(inner) > 0 {
 		innerIx = []innerJSON{{Index: 1, Instructions: inner}}
 	}
-	return c.txJSON(x.signature(), keys, []instructionJSON{budgetIx(), top}, innerIx, l, recent, false)
+	return c.txJSON(x.sig, keys, []instructionJSON{budgetIx(), top}, innerIx, l, recent, false)
 }
 
 func budgetIx() instructionJSON {
