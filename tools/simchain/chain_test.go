@@ -124,6 +124,7 @@ func (w *world) index(tb testing.TB) *indexed {
 		}
 		prev, prevSlot = b, slot
 		for _, t := range b.Transactions {
+			checkShape(tb, slot, &t)
 			logs := t.Meta.LogMessages
 			if !slices.ContainsFunc(logs, func(l string) bool { return strings.HasPrefix(l, "Program "+drift.ProgramID+" invoke") }) {
 				out.foreign++
@@ -167,6 +168,31 @@ func (w *world) index(tb testing.TB) *indexed {
 		out.add(tb, records.Mapped{Topic: events.TopicNewUsers, Record: nu})
 	}
 	return out
+}
+
+// checkShape checks what a client relies on in a transaction's JSON.
+func checkShape(tb testing.TB, slot int64, t *solTx) {
+	tb.Helper()
+	msg, meta := &t.Transaction.Message, &t.Meta
+	n := len(msg.AccountKeys)
+	ok := len(t.Transaction.Signatures) == 1 && msg.Header.NumRequiredSignatures == 1 && string(t.Version) == "0" &&
+		len(meta.PreBalances) == n && len(meta.PostBalances) == n && meta.Fee == meta.PreBalances[0]-meta.PostBalances[0] &&
+		meta.ComputeUnitsConsumed != nil && meta.LoadedAddresses.Writable != nil && meta.LoadedAddresses.Readonly != nil &&
+		len(meta.Status) > 0 && msg.RecentBlockhash != ""
+	for _, ix := range msg.Instructions {
+		ok = ok && ix.ProgramIDIndex < n
+		for _, a := range ix.Accounts {
+			ok = ok && a < n
+		}
+	}
+	for _, in := range meta.InnerInstructions {
+		for _, ix := range in.Instructions {
+			ok = ok && ix.ProgramIDIndex < n && ix.StackHeight != nil && *ix.StackHeight >= 2
+		}
+	}
+	if !ok {
+		tb.Fatalf("slot %d: transaction %s is not shaped as a node's: %+v", slot, t.Transaction.Signatures, t)
+	}
 }
 
 func (x *indexed) add(tb testing.TB, m records.Mapped) {
@@ -515,5 +541,48 @@ func TestServesWhileWritten(t *testing.T) {
 	}
 	if last == 0 {
 		t.Fatal("no block sealed while writing")
+	}
+}
+
+// TestRetention: a chain that keeps its newest blocks answers for older ones as a pruned node
+// does, and lists only what it has.
+func TestRetention(t *testing.T) {
+	w := mustWorld(t, simchain.Config{Seed: 10, RetainBlocks: 10}, 2)
+	slots := w.slots(t)
+	if len(slots) != 10 {
+		t.Fatalf("%d blocks kept", len(slots))
+	}
+	var b solBlock
+	r := w.call(t, &b, "getBlock", slots[0]-1, blockConfig)
+	if r.Error == nil || r.Error.Code != -32001 || !strings.Contains(r.Error.Message, fmt.Sprintf("First available block: %d", slots[0])) {
+		t.Fatalf("getBlock below the first available: %+v", r.Error)
+	}
+	if b := w.block(t, slots[0]); *b.BlockHeight <= 10 {
+		t.Errorf("the first kept block has height %d: heights count the pruned blocks too", *b.BlockHeight)
+	}
+}
+
+// TestTransactionDetails: signatures and none, as getBlock's transactionDetails asks.
+func TestTransactionDetails(t *testing.T) {
+	w := mustWorld(t, simchain.Config{Seed: 11}, 1)
+	slot := w.slots(t)[0]
+	full := w.block(t, slot)
+	var sigs struct {
+		Signatures   []string         `json:"signatures"`
+		Transactions *json.RawMessage `json:"transactions"`
+	}
+	w.call(t, &sigs, "getBlock", slot, map[string]any{"transactionDetails": "signatures", "maxSupportedTransactionVersion": 0})
+	if len(sigs.Signatures) != len(full.Transactions) || sigs.Transactions != nil {
+		t.Fatalf("signatures %v for %d transactions", sigs.Signatures, len(full.Transactions))
+	}
+	for i, tx := range full.Transactions {
+		if sigs.Signatures[i] != tx.Transaction.Signatures[0] {
+			t.Fatalf("signature %d: %s, want %s", i, sigs.Signatures[i], tx.Transaction.Signatures[0])
+		}
+	}
+	var none map[string]json.RawMessage
+	w.call(t, &none, "getBlock", slot, map[string]any{"transactionDetails": "none"})
+	if _, ok := none["transactions"]; ok || none["blockhash"] == nil {
+		t.Fatalf("transactionDetails none: %v", none)
 	}
 }
