@@ -143,6 +143,9 @@ func (a *marketAccounts) states(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if slot == 0 {
+		return nil // a chain with no block yet: no state has a slot to be of
+	}
 	now := a.idx.now()
 	mapper := a.idx.mapper.Load()
 	var msgs []events.Message

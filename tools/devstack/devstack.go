@@ -33,12 +33,14 @@ import (
 	"github.com/tidemark/tidemark/platform/telemetry"
 	amm "github.com/tidemark/tidemark/services/amm/service"
 	authority "github.com/tidemark/tidemark/services/authority/service"
+	indexer "github.com/tidemark/tidemark/services/indexer/service"
 	market "github.com/tidemark/tidemark/services/market/service"
 	notify "github.com/tidemark/tidemark/services/notify/service"
 	stats "github.com/tidemark/tidemark/services/stats/service"
 	user "github.com/tidemark/tidemark/services/user/service"
 	wsservice "github.com/tidemark/tidemark/services/ws/service"
 	"github.com/tidemark/tidemark/tools/sim"
+	"github.com/tidemark/tidemark/tools/simchain"
 )
 
 // Options configure the stack; zero values take the defaults.
@@ -123,11 +125,24 @@ var declarations = map[string]func(w wiring) kit.Service{
 	"notify": func(wiring) kit.Service { return notify.Service(notify.Config{}) },
 	"amm":    func(wiring) kit.Service { return amm.Service(amm.Config{}) },
 	"stats":  func(wiring) kit.Service { return stats.Service() },
+	// The indexer reads the simulated chain in the dev stack; in a cluster its endpoint comes from
+	// its Secret.
+	"indexer": func(w wiring) kit.Service { return indexer.Service(w.indexer) },
+}
+
+// devIndexer is the indexer's configuration in the dev stack: the simulated chain at url, read from
+// the backfill's first slot, its market accounts sampled every second.
+func devIndexer(url string, o Options) indexer.Config {
+	cfg := indexer.Config{RPCURL: url}
+	cfg.Start = uint64(sim.SlotAt(backfillStart(o)))
+	cfg.Accounts = time.Second
+	return cfg
 }
 
 // wiring is what the dev stack hands its services in place of a cluster's parts.
 type wiring struct {
 	exports *authority.Exports // export jobs in the runner, files in its folder; nil: a cluster's
+	indexer indexer.Config     // the simulated chain's endpoint and first slot; zero: a cluster's
 }
 
 // Services are what `make run` runs, in one process: the services of the registry, in its order,
@@ -138,7 +153,7 @@ func Services() []kit.Service { return services(wiring{}) }
 // services are the registry's services declared with w.
 func services(w wiring) []kit.Service {
 	var out []kit.Service
-	for _, d := range mesh.Of(mesh.Service) {
+	for _, d := range slices.Concat(mesh.Of(mesh.Indexer), mesh.Of(mesh.Service)) {
 		if declare, ok := declarations[d.Name]; ok {
 			out = append(out, declare(w))
 		}
@@ -230,12 +245,23 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	for _, svc := range services(wiring{exports: &authority.Exports{Jobs: exports.jobs, Files: exports.store}}) {
+	// The simulator plays the chain: its JSON-RPC on loopback is the indexer's endpoint.
+	chain := simchain.New(simchain.Config{Seed: o.Seed})
+	chainLn, err := listen()
+	if err != nil {
+		return err
+	}
+	chainURL := "http://" + chainLn.Addr().String()
+	g.Add("chain", func(ctx context.Context) error {
+		return app.ServeListener(ctx, chainLn, chain.Handler(), 5*time.Second, log)
+	})
+	w := wiring{exports: &authority.Exports{Jobs: exports.jobs, Files: exports.store}, indexer: devIndexer(chainURL, o)}
+	for _, svc := range services(w) {
 		inst, err := kit.Start(ctx, svc, rt, kit.Settings{})
 		if err != nil {
 			return fmt.Errorf("start %s: %w", svc.Name, err)
 		}
-		if err := agrees(inst, svc.Publishes); err != nil {
+		if err := agrees(inst, slices.Concat(svc.Publishes, svc.Produces)); err != nil {
 			return err
 		}
 		instances = append(instances, inst)
@@ -305,14 +331,15 @@ func Run(ctx context.Context, o Options) error {
 	g.Add("simulator", func(ctx context.Context) error {
 		printBanner(o.Out, banner{base: base, pg: pgURL, brokers: broker.Brokers(), internal: internalURLs,
 			instances: instances, account: simulator.Accounts()[0], seed: o.Seed, fileTypes: sources, ws: ws,
-			budget: o.MemoryBudget})
+			budget: o.MemoryBudget, chain: chainURL})
+		go reportIndexed(ctx, pool, chain, o.Out, log)
 		if o.Ready != nil {
 			o.Ready <- base
 		}
 		if o.Exports != nil {
 			o.Exports <- Exports{Jobs: exports.jobs, Files: exports.store}
 		}
-		return simulate(ctx, simulator, kc, o, log)
+		return simulate(ctx, simulator, chain, kc, o, log)
 	})
 	err = g.Run(ctx)
 	if errors.Is(err, context.Canceled) {
@@ -403,13 +430,18 @@ type banner struct {
 	seed      int64       // the simulator's, for the examples' commands
 	fileTypes map[v1alpha1.FileType]string
 	ws        edge
-	budget    int64 // the memory budget, bytes
+	budget    int64  // the memory budget, bytes
+	chain     string // the simulated chain's JSON-RPC
 }
 
 func printBanner(w io.Writer, b banner) {
 	fmt.Fprintf(w, "\ntidemark is running at %s\n", b.base)
 	for _, inst := range b.instances {
-		fmt.Fprintf(w, "\n  %s  %s (internal: %s/metrics, %s/readyz)\n", inst.Name(), strings.Join(inst.Prefixes(), " "),
+		serves := strings.Join(inst.Prefixes(), " ")
+		if d, ok := mesh.Lookup(inst.Name()); ok && serves == "" {
+			serves = d.Summary
+		}
+		fmt.Fprintf(w, "\n  %s  %s (internal: %s/metrics, %s/readyz)\n", inst.Name(), serves,
 			b.internal[inst.Name()], b.internal[inst.Name()])
 		now := time.Now().UTC()
 		vars := strings.NewReplacer("{account}", b.account.User, "{authority}", b.account.Authority,
@@ -423,6 +455,8 @@ func printBanner(w io.Writer, b banner) {
 			fmt.Fprintf(w, "    curl -s '%s%s'\n", b.base, vars.Replace(p))
 		}
 	}
+	fmt.Fprintf(w, "\n  chain     %s: the simulator plays the Solana JSON-RPC the indexer reads; the indexer's slot lag:\n"+
+		"    curl -s %s/metrics | grep ^tidemark_indexer_slot_lag\n", b.chain, b.internal["indexer"])
 	fmt.Fprintf(w, "\n  %s  %s (internal: %s/metrics, %s/readyz)\n", wsservice.Name, strings.Join(wsservice.Prefixes(), " "),
 		b.ws.internal, b.ws.internal)
 	wsURL := "ws" + strings.TrimPrefix(b.base, "http") + wsservice.Path

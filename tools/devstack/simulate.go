@@ -2,12 +2,19 @@ package devstack
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/tools/sim"
+	"github.com/tidemark/tidemark/tools/simchain"
 )
 
 // newSimulator is the simulator of o's seed.
@@ -20,23 +27,84 @@ func newSimulator(o Options) *sim.Simulator {
 	return sim.New(cfg)
 }
 
-// simulate backfills history, then streams live events until ctx ends. The simulator derives every
-// event from its time window, so a backfill overlapping a previous run's data (kept in ./.data)
-// produces the same messages, which the ingest deduplicates.
-func simulate(ctx context.Context, s *sim.Simulator, kc kafka.Config, o Options, log *slog.Logger) error {
+// backfillStart is where the backfill of o begins, and so the slot the indexer starts from.
+func backfillStart(o Options) time.Time {
+	return time.Now().Add(-time.Duration(o.BackfillDays) * 24 * time.Hour)
+}
+
+// simulate backfills history, then streams live events until ctx ends, through the simulated
+// chain: the records the program emits as events go into its blocks, which the indexer reads back
+// into Kafka, and the market states move its market accounts, which the indexer samples. What has
+// no on-chain source (account snapshots, vaults, params) the simulator writes to Kafka itself, and
+// so it does with the backfill's market states: an account is read as it is now, and no RPC gives
+// its past, so history of the AMM series comes from the simulator and the live series from the
+// accounts. The simulator derives every event from its time window, so a backfill overlapping a
+// previous run's data (kept in ./.data) produces the same records, which the ingest deduplicates.
+func simulate(ctx context.Context, s *sim.Simulator, chain *simchain.Chain, kc kafka.Config, o Options, log *slog.Logger) error {
 	w := kc.NewWriter("")
 	// Throughput over latency while backfilling: large batches, flushed rarely.
 	w.BatchSize = 10000
 	w.BatchTimeout = 50 * time.Millisecond
 	defer w.Close()
+	direct := kafka.Producer{W: w}
 	start := time.Now()
-	if err := s.Backfill(ctx, kafka.Producer{W: w}, o.BackfillDays, o.Progress); err != nil {
+	if err := s.Backfill(ctx, statesToo{chain: chain.Writer(direct), direct: direct}, o.BackfillDays, o.Progress); err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
 		return fmt.Errorf("backfill: %w", err)
 	}
+	chain.Seal()
 	log.Info("backfill written", "days", o.BackfillDays, "took", time.Since(start).Round(time.Millisecond))
 	w.BatchTimeout = 5 * time.Millisecond
-	return s.Live(ctx, kafka.Producer{W: w}, o.LiveRate)
+	return s.Live(ctx, chain.Writer(direct), o.LiveRate)
+}
+
+// statesToo writes everything to the chain and the market states to Kafka as well.
+type statesToo struct {
+	chain, direct sim.Writer
+}
+
+func (s statesToo) Write(ctx context.Context, msgs ...events.Message) error {
+	var states []events.Message
+	for _, m := range msgs {
+		if m.Topic == events.TopicMarketStates {
+			states = append(states, m)
+		}
+	}
+	if err := s.chain.Write(ctx, msgs...); err != nil {
+		return err
+	}
+	return s.direct.Write(ctx, states...)
+}
+
+// reportIndexed prints, once the indexer has read every block the backfill put on the chain, how
+// long that took and how far behind the chain's tip it is.
+func reportIndexed(ctx context.Context, pool *pgxpool.Pool, chain *simchain.Chain, out io.Writer, log *slog.Logger) {
+	start := time.Now()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		var slot int64
+		if err := pool.QueryRow(ctx, `SELECT slot FROM indexer.checkpoint`).Scan(&slot); err != nil {
+			if !errors.Is(err, pgx.ErrNoRows) && ctx.Err() == nil {
+				log.Warn("read the indexer's checkpoint", "err", err)
+			}
+			continue
+		}
+		// The backfill is on the chain once live blocks follow it: the tip is within seconds of now.
+		tip := chain.Tip()
+		if tip < sim.SlotAt(time.Now().Add(-5*time.Second)) || slot < tip {
+			continue
+		}
+		st := chain.Stats()
+		fmt.Fprintf(out, "\nThe indexer read the backfill's %d blocks (%d events) from the chain in %s; it follows the tip at slot %d, %d slots behind.\n",
+			st.Blocks, st.Events, time.Since(start).Round(time.Second), tip, tip-min(tip, slot))
+		return
+	}
 }
