@@ -2,6 +2,7 @@ package market
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -125,20 +126,42 @@ type Candle struct {
 // AppendJSON appends c as encoding/json would encode it (same keys, same order, shortest float
 // form), without reflection.
 func (c *Candle) AppendJSON(b []byte) []byte {
+	return appendCandle(b, c.Ts, c.FillOpen, c.FillHigh, c.FillClose, c.FillLow,
+		c.OracleOpen, c.OracleHigh, c.OracleClose, c.OracleLow, c.QuoteVolume, c.BaseVolume)
+}
+
+// appendCandle is AppendJSON of the candle with these fields: the one encoder of both the store's
+// path and the memory's, which pass it the fields without making a Candle.
+func appendCandle(b []byte, ts int64, fo, fh, fc, fl, oo, oh, oc, ol, qv, bv float64) []byte {
 	b = append(b, `{"ts":`...)
-	b = strconv.AppendInt(b, c.Ts, 10)
-	for _, f := range [...]struct {
-		key string
-		v   float64
-	}{
-		{`,"fillOpen":`, c.FillOpen}, {`,"fillHigh":`, c.FillHigh}, {`,"fillClose":`, c.FillClose}, {`,"fillLow":`, c.FillLow},
-		{`,"oracleOpen":`, c.OracleOpen}, {`,"oracleHigh":`, c.OracleHigh}, {`,"oracleClose":`, c.OracleClose},
-		{`,"oracleLow":`, c.OracleLow}, {`,"quoteVolume":`, c.QuoteVolume}, {`,"baseVolume":`, c.BaseVolume},
-	} {
-		b = append(b, f.key...)
-		b = appendFloat(b, f.v)
-	}
+	b = strconv.AppendInt(b, ts, 10)
+	b = appendPrice(append(b, `,"fillOpen":`...), fo)
+	b = appendPrice(append(b, `,"fillHigh":`...), fh)
+	b = appendPrice(append(b, `,"fillClose":`...), fc)
+	b = appendPrice(append(b, `,"fillLow":`...), fl)
+	b = appendPrice(append(b, `,"oracleOpen":`...), oo)
+	b = appendPrice(append(b, `,"oracleHigh":`...), oh)
+	b = appendPrice(append(b, `,"oracleClose":`...), oc)
+	b = appendPrice(append(b, `,"oracleLow":`...), ol)
+	b = appendPrice(append(b, `,"quoteVolume":`...), qv)
+	b = appendBase(append(b, `,"baseVolume":`...), bv)
 	return append(b, '}')
+}
+
+// appendPrice is appendFloat for a number most likely in whole millionths: prices and quote volumes.
+func appendPrice(b []byte, f float64) []byte {
+	if d, ok := appendDecimal(b, f, 1e6, 6); ok {
+		return d
+	}
+	return appendFloat(b, f)
+}
+
+// appendBase is appendFloat for a number most likely in whole billionths: base volumes.
+func appendBase(b []byte, f float64) []byte {
+	if d, ok := appendDecimal(b, f, 1e9, 9); ok {
+		return d
+	}
+	return appendFloat(b, f)
 }
 
 // appendFloat formats like encoding/json: shortest representation, exponent form outside
@@ -172,45 +195,133 @@ func appendFloat(b []byte, f float64) []byte {
 	return b
 }
 
-// appendDecimal writes f as strconv's shortest form when f is the float nearest to n/scale for an
-// integer n of at most 15 digits (scale = 10^digits), and f >= 1e-6 (below, the exponent form). Two
-// decimals of at most 15 significant digits are never the same float64 (its precision is 15.9
-// digits), so the decimal n/scale, trailing zeros dropped, is the only shortest string reading back
-// as f: the one strconv writes.
+// pairs are the two-digit numbers 00 to 99, written two digits at a time.
+const pairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
+
+// appendDecimal writes f as strconv's shortest form when fixedOf finds it a whole number n of
+// 1/scale (scale = 10^digits, digits 6 or 9).
 func appendDecimal(b []byte, f, scale float64, digits int) ([]byte, bool) {
-	abs := math.Abs(f)
-	if abs < 1e-6 || abs >= 1e9 {
+	n, ok := fixedOf(f, scale)
+	if !ok {
 		return b, false
 	}
-	n := math.Round(abs * scale)
-	if n >= 1e15 || n/scale != abs {
-		return b, false
+	return appendSigned(b, n, digits), true
+}
+
+// fixedOf returns the integer n such that f is the float64 nearest to n/scale (scale 1e6 or 1e9),
+// when |n| is below 1e15 and |f| at least 1e-6 (below that strconv writes an exponent), or f is +0
+// (n = 0; -0 is written "-0"). Two decimals of at most 15 significant digits are never the same
+// float64 (its precision is 15.9 digits), so the decimal n/scale, trailing zeros dropped, is then the
+// only shortest string that reads back as f: the one strconv writes, which appendSigned writes from n.
+func fixedOf(f, scale float64) (int64, bool) {
+	if math.Float64bits(f) == 0 {
+		return 0, true
 	}
-	u := uint64(n)
+	a := math.Abs(f)
+	// NaN fails the bounds.
+	if !(a >= 1e-6 && a*scale < 1e15) {
+		return 0, false
+	}
+	n := uint64(a*scale + 0.5)
+	if float64(n)/scale != a {
+		return 0, false
+	}
 	if f < 0 {
+		return -int64(n), true
+	}
+	return int64(n), true
+}
+
+// appendSigned writes n/10^digits as appendFixed does, with its sign.
+func appendSigned(b []byte, n int64, digits int) []byte {
+	if n < 0 {
 		b = append(b, '-')
+		n = -n
 	}
-	p := uint64(1)
-	for range digits {
-		p *= 10
+	return appendFixed(b, uint64(n), digits)
+}
+
+// appendCandleFixed is appendCandle of fields given as whole millionths (base volume: billionths),
+// as fixedOf gives them: the same bytes, without a float's checks.
+func appendCandleFixed(b []byte, ts int64, fo, fh, fc, fl, oo, oh, oc, ol, qv, bv int64) []byte {
+	b = append(b, `{"ts":`...)
+	b = strconv.AppendInt(b, ts, 10)
+	b = appendSigned(append(b, `,"fillOpen":`...), fo, 6)
+	b = appendSigned(append(b, `,"fillHigh":`...), fh, 6)
+	b = appendSigned(append(b, `,"fillClose":`...), fc, 6)
+	b = appendSigned(append(b, `,"fillLow":`...), fl, 6)
+	b = appendSigned(append(b, `,"oracleOpen":`...), oo, 6)
+	b = appendSigned(append(b, `,"oracleHigh":`...), oh, 6)
+	b = appendSigned(append(b, `,"oracleClose":`...), oc, 6)
+	b = appendSigned(append(b, `,"oracleLow":`...), ol, 6)
+	b = appendSigned(append(b, `,"quoteVolume":`...), qv, 6)
+	b = appendSigned(append(b, `,"baseVolume":`...), bv, 9)
+	return append(b, '}')
+}
+
+// appendFixed writes n/10^digits (digits 6 or 9, n below 1e15) as a decimal without trailing zeros,
+// two digits at a time, straight into b's spare room: the numbers are most of an answer's bytes and
+// of its cost.
+func appendFixed(b []byte, n uint64, digits int) []byte {
+	p := uint64(1_000_000)
+	if digits == 9 {
+		p = 1_000_000_000
 	}
-	b = strconv.AppendUint(b, u/p, 10)
-	frac := u % p
-	if frac == 0 {
-		return b, true
+	// Both parts fit 32 bits (n < 1e15), whose divisions by constants are the cheaper.
+	whole, frac := uint32(n/p), uint32(n%p)
+	d := 0 // fraction digits written
+	if frac != 0 {
+		d = digits
+		for frac%10 == 0 {
+			frac /= 10
+			d--
+		}
 	}
-	// The fraction's digits, zero-padded to digits, trailing zeros dropped.
-	var buf [9]byte
-	for i := digits - 1; i >= 0; i-- {
-		buf[i] = byte('0' + frac%10)
-		frac /= 10
+	w := 1 // digits of whole, below 1e9
+	for _, t := range [...]uint32{10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000} {
+		if whole < t {
+			break
+		}
+		w++
 	}
-	end := digits
-	for buf[end-1] == '0' {
-		end--
+	k := w
+	if d > 0 {
+		k += 1 + d
 	}
-	b = append(b, '.')
-	return append(b, buf[:end]...), true
+	if cap(b)-len(b) < k {
+		b = slices.Grow(b, k)
+	}
+	at := len(b)
+	b = b[:at+k]
+	i := at + k
+	for ; d >= 2; d -= 2 {
+		q := frac % 100
+		frac /= 100
+		i -= 2
+		b[i], b[i+1] = pairs[2*q], pairs[2*q+1]
+	}
+	if d == 1 {
+		i--
+		b[i] = byte('0' + frac)
+	}
+	if i != at+w {
+		i--
+		b[i] = '.'
+	}
+	for whole >= 100 {
+		q := whole % 100
+		whole /= 100
+		i -= 2
+		b[i], b[i+1] = pairs[2*q], pairs[2*q+1]
+	}
+	if whole >= 10 {
+		b[at], b[at+1] = pairs[2*whole], pairs[2*whole+1]
+	} else {
+		b[at] = byte('0' + whole)
+	}
+	return b
 }
 
 // CandleOf turns a stored bucket into a candle opening at the previous bucket's close (prev nil: at

@@ -2,6 +2,7 @@ package market
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -101,20 +102,26 @@ type pendingTx struct {
 
 // hotSeries is one market's buckets at one resolution from start on, every one the store holds, in
 // ascending order.
+//
+// Its columns are integers: prices and quote volumes in millionths, base volumes in billionths, the
+// units the ingest computes them in, so that an answer writes their digits without a float's
+// checks (appendFixed). A series holding a value that is not such a whole number (not written by
+// this ingest) keeps each value's float64 bits instead (floats), and is written as any float is.
 type hotSeries struct {
-	mu    sync.RWMutex
-	start int64
+	mu     sync.RWMutex
+	start  int64
+	floats bool
 	// before holds the closes of the last stored bucket before start (hasBefore), which open and carry
 	// into the first buckets held.
 	hasBefore                bool
-	beforeFill, beforeOracle float64
+	beforeFill, beforeOracle int64
 	// firstFill and firstOracle are the first fills of ts[0]: its open when no bucket precedes it.
-	firstFill, firstOracle float64
+	firstFill, firstOracle int64
 
 	ts                              []int64
-	fillHigh, fillLow, fillClose    []float64
-	oracleHigh, oracleLow, oraClose []float64
-	quote, base                     []float64
+	fillHigh, fillLow, fillClose    []int64
+	oracleHigh, oracleLow, oraClose []int64
+	quote, base                     []int64
 }
 
 // NewHot keeps days of each resolution on the clock now. It answers nothing until SetReady.
@@ -201,7 +208,7 @@ func (h *Hot) Load(symbol string, res Resolution, start int64, stored []Bucket, 
 	n := len(stored)
 	s.ts = make([]int64, 0, n)
 	for _, c := range s.columns() {
-		*c = make([]float64, 0, n)
+		*c = make([]int64, 0, n)
 	}
 	s.replace(start, start-1, stored)
 	h.mu.Lock()
@@ -339,26 +346,27 @@ func (h *Hot) AppendCandles(dst []byte, symbol string, res Resolution, w CandleW
 // close, empty ones carrying it, none before the market's first trade) and appends each as it comes,
 // in the window's order. w.Lo must not be before s.start.
 func (s *hotSeries) appendWindow(dst []byte, r Resolution, w CandleWindow) []byte {
-	n := 0
-	put := func(c Candle) {
-		if n > 0 {
-			dst = append(dst, ',')
-		}
-		n++
-		dst = c.AppendJSON(dst)
-	}
 	if w.Hi < w.Lo {
 		return dst
+	}
+	first := true
+	sep := func() {
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
 	}
 	if !w.Descending {
 		i := sort.Search(len(s.ts), func(k int) bool { return s.ts[k] >= w.Lo })
 		for t := w.Lo; t <= w.Hi; t = r.Step(t, 1) {
 			switch {
 			case i < len(s.ts) && s.ts[i] == t:
-				put(s.candle(i))
+				sep()
+				dst = s.appendCandle(dst, i)
 				i++
 			case i > 0 || s.hasBefore:
-				put(s.flat(t, i-1))
+				sep()
+				dst = s.appendFlat(dst, t, i-1)
 			}
 		}
 		return dst
@@ -368,10 +376,12 @@ func (s *hotSeries) appendWindow(dst []byte, r Resolution, w CandleWindow) []byt
 	for t := w.Hi; t >= w.Lo; t = r.Step(t, -1) {
 		switch {
 		case j >= 0 && s.ts[j] == t:
-			put(s.candle(j))
+			sep()
+			dst = s.appendCandle(dst, j)
 			j--
 		case j >= 0 || s.hasBefore:
-			put(s.flat(t, j))
+			sep()
+			dst = s.appendFlat(dst, t, j)
 		default:
 			// Before the market's first trade: so is every earlier bucket.
 			return dst
@@ -381,37 +391,99 @@ func (s *hotSeries) appendWindow(dst []byte, r Resolution, w CandleWindow) []byt
 }
 
 // closes returns the closes of bucket i, or of the bucket before the series when i < 0.
-func (s *hotSeries) closes(i int) (fill, oracle float64) {
+func (s *hotSeries) closes(i int) (fill, oracle int64) {
 	if i < 0 {
 		return s.beforeFill, s.beforeOracle
 	}
 	return s.fillClose[i], s.oraClose[i]
 }
 
-// candle is bucket i's candle, as CandleOf makes it.
-func (s *hotSeries) candle(i int) Candle {
+// appendCandle appends bucket i's candle, as CandleOf makes it.
+func (s *hotSeries) appendCandle(dst []byte, i int) []byte {
 	fo, oo := s.firstFill, s.firstOracle
 	if i > 0 || s.hasBefore {
 		fo, oo = s.closes(i - 1)
 	}
-	return Candle{
-		Ts: s.ts[i], FillOpen: fo, FillHigh: max(s.fillHigh[i], fo), FillClose: s.fillClose[i], FillLow: min(s.fillLow[i], fo),
-		OracleOpen: oo, OracleHigh: max(s.oracleHigh[i], oo), OracleClose: s.oraClose[i], OracleLow: min(s.oracleLow[i], oo),
-		QuoteVolume: s.quote[i], BaseVolume: s.base[i],
+	if s.floats {
+		f := func(v int64) float64 { return math.Float64frombits(uint64(v)) }
+		return appendCandle(dst, s.ts[i], f(fo), math.Max(f(s.fillHigh[i]), f(fo)), f(s.fillClose[i]), math.Min(f(s.fillLow[i]), f(fo)),
+			f(oo), math.Max(f(s.oracleHigh[i]), f(oo)), f(s.oraClose[i]), math.Min(f(s.oracleLow[i]), f(oo)), f(s.quote[i]), f(s.base[i]))
+	}
+	// Whole millionths order as the floats they stand for do, so max and min pick the same bound.
+	return appendCandleFixed(dst, s.ts[i], fo, max(s.fillHigh[i], fo), s.fillClose[i], min(s.fillLow[i], fo),
+		oo, max(s.oracleHigh[i], oo), s.oraClose[i], min(s.oracleLow[i], oo), s.quote[i], s.base[i])
+}
+
+// appendFlat appends the empty bucket ts, carrying the close of bucket i (i < 0: of the bucket
+// before the series), as flat makes it.
+func (s *hotSeries) appendFlat(dst []byte, ts int64, i int) []byte {
+	f, o := s.closes(i)
+	if s.floats {
+		ff, of := math.Float64frombits(uint64(f)), math.Float64frombits(uint64(o))
+		return appendCandle(dst, ts, ff, ff, ff, ff, of, of, of, of, 0, 0)
+	}
+	return appendCandleFixed(dst, ts, f, f, f, f, o, o, o, o, 0, 0)
+}
+
+// admit makes sure the series can hold rows and before: a value that is not a whole number of its
+// unit turns the series to floats.
+func (s *hotSeries) admit(rows []Bucket, before *Bucket) {
+	if s.floats {
+		return
+	}
+	ok := func(v, scale float64) bool { _, ok := fixedOf(v, scale); return ok }
+	if before != nil && !(ok(before.FillClose, 1e6) && ok(before.OracleClose, 1e6)) {
+		s.toFloats()
+		return
+	}
+	for i := range rows {
+		r := &rows[i]
+		for _, v := range [...]float64{r.FillFirst, r.FillHigh, r.FillLow, r.FillClose, r.OracleFirst, r.OracleHigh, r.OracleLow, r.OracleClose, r.QuoteVolume} {
+			if !ok(v, 1e6) {
+				s.toFloats()
+				return
+			}
+		}
+		if !ok(r.BaseVolume, 1e9) {
+			s.toFloats()
+			return
+		}
 	}
 }
 
-// flat is the empty bucket ts carrying the close of bucket i (i < 0: of the bucket before the series).
-func (s *hotSeries) flat(ts int64, i int) Candle {
-	f, o := s.closes(i)
-	return Candle{Ts: ts, FillOpen: f, FillHigh: f, FillClose: f, FillLow: f, OracleOpen: o, OracleHigh: o, OracleClose: o, OracleLow: o}
+// toFloats turns every value held into its float64's bits.
+func (s *hotSeries) toFloats() {
+	bits := func(n int64, scale float64) int64 { return int64(math.Float64bits(float64(n) / scale)) }
+	for _, c := range s.columns() {
+		scale := 1e6
+		if c == &s.base {
+			scale = 1e9
+		}
+		for i, n := range *c {
+			(*c)[i] = bits(n, scale)
+		}
+	}
+	s.beforeFill, s.beforeOracle = bits(s.beforeFill, 1e6), bits(s.beforeOracle, 1e6)
+	s.firstFill, s.firstOracle = bits(s.firstFill, 1e6), bits(s.firstOracle, 1e6)
+	s.floats = true
+}
+
+// value is v as the series holds it: whole units of scale, or the float's bits. admit has made sure
+// it can.
+func (s *hotSeries) value(v, scale float64) int64 {
+	if s.floats {
+		return int64(math.Float64bits(v))
+	}
+	n, _ := fixedOf(v, scale)
+	return n
 }
 
 func (s *hotSeries) setBefore(b *Bucket) {
 	s.hasBefore = b != nil
 	s.beforeFill, s.beforeOracle = 0, 0
 	if b != nil {
-		s.beforeFill, s.beforeOracle = b.FillClose, b.OracleClose
+		s.admit(nil, b)
+		s.beforeFill, s.beforeOracle = s.value(b.FillClose, 1e6), s.value(b.OracleClose, 1e6)
 	}
 }
 
@@ -419,43 +491,33 @@ func (s *hotSeries) setBefore(b *Bucket) {
 // deleted, so rows hold every bucket held there and maybe new ones; a late fill's new bucket lands in
 // the middle, a live one at the end.
 func (s *hotSeries) replace(lo, hi int64, rows []Bucket) {
+	s.admit(rows, nil)
 	a := sort.Search(len(s.ts), func(k int) bool { return s.ts[k] >= lo })
 	b := sort.Search(len(s.ts), func(k int) bool { return s.ts[k] > hi })
 	b = max(a, b)
 	if a == 0 && len(rows) > 0 {
-		s.firstFill, s.firstOracle = rows[0].FillFirst, rows[0].OracleFirst
-	}
-	if a == b && a == len(s.ts) {
-		// The usual change: a new bucket, or none; nothing moves.
-		for i := range rows {
-			r := &rows[i]
-			s.ts = append(s.ts, r.Ts)
-			s.fillHigh, s.fillLow, s.fillClose = append(s.fillHigh, r.FillHigh), append(s.fillLow, r.FillLow), append(s.fillClose, r.FillClose)
-			s.oracleHigh, s.oracleLow, s.oraClose = append(s.oracleHigh, r.OracleHigh), append(s.oracleLow, r.OracleLow), append(s.oraClose, r.OracleClose)
-			s.quote, s.base = append(s.quote, r.QuoteVolume), append(s.base, r.BaseVolume)
-		}
-		return
-	}
-	col := func(f func(*Bucket) float64) []float64 {
-		out := make([]float64, len(rows))
-		for i := range rows {
-			out[i] = f(&rows[i])
-		}
-		return out
+		s.firstFill, s.firstOracle = s.value(rows[0].FillFirst, 1e6), s.value(rows[0].OracleFirst, 1e6)
 	}
 	ts := make([]int64, len(rows))
 	for i := range rows {
 		ts[i] = rows[i].Ts
 	}
 	s.ts = slices.Replace(s.ts, a, b, ts...)
-	s.fillHigh = slices.Replace(s.fillHigh, a, b, col(func(r *Bucket) float64 { return r.FillHigh })...)
-	s.fillLow = slices.Replace(s.fillLow, a, b, col(func(r *Bucket) float64 { return r.FillLow })...)
-	s.fillClose = slices.Replace(s.fillClose, a, b, col(func(r *Bucket) float64 { return r.FillClose })...)
-	s.oracleHigh = slices.Replace(s.oracleHigh, a, b, col(func(r *Bucket) float64 { return r.OracleHigh })...)
-	s.oracleLow = slices.Replace(s.oracleLow, a, b, col(func(r *Bucket) float64 { return r.OracleLow })...)
-	s.oraClose = slices.Replace(s.oraClose, a, b, col(func(r *Bucket) float64 { return r.OracleClose })...)
-	s.quote = slices.Replace(s.quote, a, b, col(func(r *Bucket) float64 { return r.QuoteVolume })...)
-	s.base = slices.Replace(s.base, a, b, col(func(r *Bucket) float64 { return r.BaseVolume })...)
+	col := func(c *[]int64, f func(*Bucket) float64, scale float64) {
+		vals := make([]int64, len(rows))
+		for i := range rows {
+			vals[i] = s.value(f(&rows[i]), scale)
+		}
+		*c = slices.Replace(*c, a, b, vals...)
+	}
+	col(&s.fillHigh, func(r *Bucket) float64 { return r.FillHigh }, 1e6)
+	col(&s.fillLow, func(r *Bucket) float64 { return r.FillLow }, 1e6)
+	col(&s.fillClose, func(r *Bucket) float64 { return r.FillClose }, 1e6)
+	col(&s.oracleHigh, func(r *Bucket) float64 { return r.OracleHigh }, 1e6)
+	col(&s.oracleLow, func(r *Bucket) float64 { return r.OracleLow }, 1e6)
+	col(&s.oraClose, func(r *Bucket) float64 { return r.OracleClose }, 1e6)
+	col(&s.quote, func(r *Bucket) float64 { return r.QuoteVolume }, 1e6)
+	col(&s.base, func(r *Bucket) float64 { return r.BaseVolume }, 1e9)
 }
 
 // cut drops the first n buckets, in place: the columns' arrays are reused as the series moves on,
@@ -467,7 +529,7 @@ func (s *hotSeries) cut(n int) {
 	}
 }
 
-// columns are the series' float columns, for what is done to each alike.
-func (s *hotSeries) columns() []*[]float64 {
-	return []*[]float64{&s.fillHigh, &s.fillLow, &s.fillClose, &s.oracleHigh, &s.oracleLow, &s.oraClose, &s.quote, &s.base}
+// columns are the series' value columns, for what is done to each alike.
+func (s *hotSeries) columns() []*[]int64 {
+	return []*[]int64{&s.fillHigh, &s.fillLow, &s.fillClose, &s.oracleHigh, &s.oracleLow, &s.oraClose, &s.quote, &s.base}
 }
