@@ -71,6 +71,21 @@ func Mesh() ([]Component, error) {
 	var out []Component
 	for _, d := range Deployables() {
 		c := Component{Deployable: d}
+		if d.Kind == mesh.Indexer {
+			// A kit service whose work is a job: no sinks, series or routes to check, only the
+			// topics it writes.
+			svc, ok := byName[d.Name]
+			if !ok {
+				return nil, fmt.Errorf("indexer %s of the registry has no declaration in devstack.Services", d.Name)
+			}
+			delete(byName, d.Name)
+			if !sameSet(d.Publishes, svc.Produces) {
+				return nil, fmt.Errorf("%s: the registry (platform/mesh) says publishes %v, its kit declaration produces %v", d.Name, d.Publishes, svc.Produces)
+			}
+			c.Service, c.Vars = &svc, kit.Variables(svc)
+			out = append(out, c)
+			continue
+		}
 		if d.Kind != mesh.Service {
 			vars, ok := variables[d.Kind]
 			if !ok {
