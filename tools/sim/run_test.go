@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -204,5 +205,53 @@ func TestLiveStreamsAtTheWallClock(t *testing.T) {
 	first, last := tsRange(t, w.snapshot())
 	if first < start || last > time.Now().Unix() {
 		t.Errorf("events at [%d, %d], want between %d and now", first, last, start)
+	}
+}
+
+// TestFillIDsStayContiguousWhenLiveChangesTheRate: Live at a new rate plans the backfill's last
+// minute again; the fills it emits after the backfill still continue each market's ids.
+func TestFillIDsStayContiguousWhenLiveChangesTheRate(t *testing.T) {
+	clk := newClock(windowStart.Add(30 * time.Second))
+	s := sim.New(sim.Config{Seed: 8, Authorities: 10, FillsPerMinute: 10, Now: clk.now})
+	var back collector
+	if err := s.Backfill(context.Background(), &back, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	clk.set(windowStart.Add(3 * time.Minute))
+	var live collector
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Live(ctx, &live, 20) }()
+	kittest.Eventually(t, 10*time.Second, "the catch-up write", func() bool { return len(live.snapshot()) > 0 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Live = %v", err)
+	}
+	last := map[string]int64{}
+	liveFills := 0
+	backfilled := back.snapshot()
+	for i, m := range append(backfilled, live.snapshot()...) {
+		if m.Topic != events.TopicFills {
+			continue
+		}
+		f, ok := asFill(decode(t, m))
+		if !ok {
+			continue
+		}
+		if i >= len(backfilled) {
+			liveFills++
+		}
+		id, err := strconv.ParseInt(f.FillRecordID, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := f.Symbol
+		if prev, ok := last[key]; ok && id != prev+1 {
+			t.Fatalf("%s: fill id %d after %d", key, id, prev)
+		}
+		last[key] = id
+	}
+	if liveFills == 0 {
+		t.Fatal("no live fill")
 	}
 }

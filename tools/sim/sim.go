@@ -32,6 +32,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/tidemark/tidemark/platform/events"
@@ -140,31 +141,34 @@ type Simulator struct {
 }
 
 // fillIDs numbers fills per market without gaps, as the program does and as the indexer's gap
-// detector (like the protocol's own archiver) checks. The count starts, on a Simulator's first
-// minute, at the id the old time-derived scheme gave that minute's first fill (minute*100000+1), so
-// ids still rise from run to run; within a run they are contiguous. Minutes must come in order for
-// a run to be the same however its window is split; asking for the same minute again (a regenerated
-// minute after the flows changed) numbers it from the same start.
+// detector (like the protocol's own archiver) checks. The ids are given as the fills are emitted,
+// so that a minute generated again (Live regenerates the current minute when its flow changes)
+// cannot number a fill twice or skip one. A run's count starts at the id the old time-derived
+// scheme gave its first minute's first fill (minute*100000+1), so ids still rise from run to run;
+// within a run they are contiguous. A window that starts before the previous one ended starts a
+// new count.
 type fillIDs struct {
-	at         int64   // the minute last numbered, -1 before the first
-	start, end []int64 // per market: the last id before that minute and after it
+	base int64                   // the id before a market's first fill of the run
+	last map[events.Market]int64 // the last id per market
 }
 
-// minute returns the counters to number minute m's fills with: each market's last id so far, which
-// the caller increments per fill and which become the start of the next minute.
-func (f *fillIDs) minute(m int64, markets int) []int64 {
-	switch {
-	case f.start == nil || m < f.at:
-		f.start, f.end = make([]int64, markets), make([]int64, markets)
-		for i := range f.start {
-			f.start[i] = m * idsPerMinute
-		}
-	case m > f.at:
-		copy(f.start, f.end)
+// start begins a run at start (unix seconds) unless a run continues from cursor.
+func (f *fillIDs) start(start, cursor int64) {
+	if f.last == nil || start < cursor {
+		f.last = map[events.Market]int64{}
+		f.base = (start - epoch) / 60 * idsPerMinute
 	}
-	f.at = m
-	copy(f.end, f.start)
-	return f.end
+}
+
+// next is the id of the market's next fill.
+func (f *fillIDs) next(m events.Market) string {
+	id, ok := f.last[m]
+	if !ok {
+		id = f.base
+	}
+	id++
+	f.last[m] = id
+	return strconv.FormatInt(id, 10)
 }
 
 // item is one record due at ts on topic.
@@ -236,7 +240,11 @@ func (s *Simulator) generate(start, end int64, emit func(ts int64, m events.Mess
 	if end <= start {
 		return nil
 	}
+	s.fillIDs.start(start, s.cursor)
 	send := func(it item) error {
+		if f, ok := it.rec.(*events.Fill); ok && it.topic == events.TopicFills {
+			f.FillRecordID = s.fillIDs.next(events.Market{Index: f.MarketIndex, Symbol: f.Symbol, Type: f.MarketType})
+		}
 		msg, err := events.Encode(it.topic, it.rec)
 		if err != nil {
 			return fmt.Errorf("simulator produced a bad %s record: %w", it.topic, err)

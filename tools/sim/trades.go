@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 
 	"github.com/tidemark/tidemark/platform/events"
 )
@@ -206,7 +205,6 @@ func (g *minuteGen) match(rng *rand.Rand, sc *tradeScratch) {
 		sc.book[i] = sc.book[i][:0]
 	}
 	fills, takers, makers := sc.fills, sc.takers, sc.makers[:0]
-	seq := s.fillIDs.minute(g.m, len(s.markets))
 	for i := range fills {
 		tf := &fills[i]
 		t := &takers[tf.order]
@@ -271,7 +269,6 @@ func (g *minuteGen) match(rng *rand.Rand, sc *tradeScratch) {
 				t.worst = pxInt
 			}
 		}
-		seq[spec.pos]++
 		f := &events.Fill{
 			Tx: events.Tx{Ts: tf.ts, TxSig: sig, TxSigIndex: sigIndex, Slot: slot}, FillerReward: "0",
 			BaseAssetAmountFilled: baseAmt, QuoteAssetAmountFilled: quoteAmt, TakerFee: amt(takerFee),
@@ -281,7 +278,7 @@ func (g *minuteGen) match(rng *rand.Rand, sc *tradeScratch) {
 			MakerOrderCumulativeBaseAssetAmountFilled: "0", MakerOrderCumulativeQuoteAssetAmountFilled: "0",
 			OraclePrice: g.oraclePrice(spec, tf.ts), MakerFee: "0", Action: events.ActionFill,
 			ActionExplanation: tf.explanation, MarketIndex: spec.Index, MarketType: spec.Type,
-			Filler: t.taker.User, FillRecordID: strconv.FormatInt(seq[spec.pos], 10), Taker: t.taker.User, TakerOrderID: t.id,
+			Filler: t.taker.User, Taker: t.taker.User, TakerOrderID: t.id,
 			TakerOrderDirection: dir, SpotFulfillmentMethodFee: "0", MarketFilter: spec.Filter(), Symbol: spec.Symbol,
 		}
 		switch {
