@@ -105,16 +105,20 @@ func headers(pairs []string) (map[string]string, error) {
 		name, value, ok := strings.Cut(p, ":")
 		name = strings.TrimSpace(name)
 		if !ok || name == "" || strings.ContainsAny(name, " \t") {
-			return nil, fmt.Errorf("%q is no \"Name: value\" pair", redact(p))
+			return nil, fmt.Errorf("%s is no \"Name: value\" pair", redact(p))
 		}
 		out[name] = strings.TrimSpace(value)
 	}
 	return out, nil
 }
 
-// redact keeps a header's name and hides its value, which is usually a key.
+// redact keeps a header's name and hides its value, which is usually a key; a pair without a colon
+// has no name to tell from its value, so only its length is told.
 func redact(pair string) string {
-	name, _, _ := strings.Cut(pair, ":")
+	name, _, ok := strings.Cut(pair, ":")
+	if !ok {
+		return fmt.Sprintf("(%d characters)", len(pair))
+	}
 	return name + ": ..."
 }
 
