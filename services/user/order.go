@@ -39,7 +39,12 @@ type OrderBase struct {
 //     the record's and the sum of the fills' fees (each fill is one event, however often it is read);
 //   - status, lastActionStatus, lastActionExplanation and lastUpdatedTs are those of the newest
 //     event, in slot order; the record counts as of its lastUpdatedTs, after every event of that
-//     second (it was written after them).
+//     second (it was written after them);
+//   - but a record of the order's placement (lastUpdatedTs is its own ts: the OrderRecord the
+//     program emits when the order is placed, which is what the chain gives) counts at its own
+//     transaction: the actions and fills after it, even those of its second (a placeAndTake, a JIT
+//     maker's fill), are newer, and its fee is the fills' sum, which is negative for a maker paid
+//     rebates.
 func Fold(base OrderBase, evs []OrderEvent) (*events.Order, error) {
 	o, err := start(base)
 	if err != nil {
@@ -58,8 +63,9 @@ func Fold(base OrderBase, evs []OrderEvent) (*events.Order, error) {
 		return nil, err
 	}
 	feeOfFills := new(big.Int)
+	placement := base.Record == nil || base.Record.LastUpdatedTs <= base.Record.Ts
 	latest := Pos{Ts: o.LastUpdatedTs, Slot: math.MaxInt64, TxSig: "\xff", Index: math.MaxInt}
-	if base.Record == nil {
+	if placement {
 		latest = Pos{Ts: o.Ts, Slot: o.Slot, TxSig: o.TxSig, Index: o.TxSigIndex}
 	}
 	var last *OrderEvent
@@ -95,7 +101,7 @@ func Fold(base OrderBase, evs []OrderEvent) (*events.Order, error) {
 	}
 	o.BaseAssetAmountFilled = events.Amount(filledBase.String())
 	o.QuoteAssetAmountFilled = events.Amount(filledQuote.String())
-	if base.Record == nil || feeOfFills.Cmp(feeOfRecord) > 0 {
+	if placement || feeOfFills.Cmp(feeOfRecord) > 0 {
 		o.CumulativeFee = events.Amount(feeOfFills.String())
 	}
 	if last == nil {

@@ -54,6 +54,12 @@ func TestFold(t *testing.T) {
 		BaseAssetAmountFilled: "1000", QuoteAssetAmountFilled: "100", Direction: events.DirectionLong, Symbol: "SOL-PERP",
 		LastUpdatedTs: 101, LastActionStatus: events.LastActionPartialFill, LastActionExplanation: events.ExplanationOrderFilledWithMatch,
 		CumulativeFee: "10"}
+	placement := &events.Order{Tx: events.Tx{Ts: 100, TxSig: "placesig", Slot: 200},
+		User: "acct", Status: events.OrderStatusOpen, OrderType: events.OrderTypeLimit,
+		MarketType: events.MarketTypePerp, MarketFilter: events.FilterPerp, OrderID: "7", BaseAssetAmount: "3000",
+		BaseAssetAmountFilled: "0", QuoteAssetAmountFilled: "0", Direction: events.DirectionLong, Symbol: "SOL-PERP",
+		LastUpdatedTs: 100, LastActionStatus: events.LastActionOpen, LastActionExplanation: events.ExplanationNone,
+		CumulativeFee: "0"}
 	tests := []struct {
 		name                 string
 		base                 user.OrderBase
@@ -80,6 +86,15 @@ func TestFold(t *testing.T) {
 		{"record, then a newer fill", user.OrderBase{Record: record}, []user.OrderEvent{
 			ev(101, 202, events.ActionFill, "1000", "100", "10"), ev(105, 210, events.ActionFill, "3000", "320", "12")},
 			events.OrderStatusFilled, events.LastActionFilled, "3000", "22", 105},
+		// The chain's OrderRecord is the placement: what follows it, in its own second too, is newer.
+		{"placement record, filled in its second", user.OrderBase{Record: placement}, []user.OrderEvent{
+			{Pos: user.Pos{Ts: 100, Slot: 200, TxSig: "placesig", Index: 1}, Action: events.ActionPlace, Explanation: events.ExplanationNone},
+			{Pos: user.Pos{Ts: 100, Slot: 200, TxSig: "placesig", Index: 2}, Action: events.ActionFill,
+				Explanation: events.ExplanationOrderFilledWithMatch, FilledBase: "3000", FilledQuote: "300", Fee: "-3"}},
+			events.OrderStatusFilled, events.LastActionFilled, "3000", "-3", 100},
+		{"placement record, rebates later", user.OrderBase{Record: placement}, []user.OrderEvent{
+			ev(101, 202, events.ActionFill, "1000", "100", "-1"), ev(102, 204, events.ActionFill, "2000", "200", "-1")},
+			events.OrderStatusOpen, events.LastActionPartialFill, "2000", "-2", 102},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
