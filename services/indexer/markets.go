@@ -194,42 +194,67 @@ func (a *marketAccounts) states(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// completeUsers fills in what a NewUserRecord does not carry from the new users' User accounts:
-// the delegate. The accounts are read as they are now, which is what the protocol's own API
+// completeUsers fills in what a NewUserRecord does not carry from the new users' accounts: the
+// delegate from the User account, the builder accounts from the wallet's RevenueShare and
+// RevenueShareEscrow. The accounts are read as they are now, which is what the protocol's own API
 // shows for an account too.
 func (idx *Indexer) completeUsers(ctx context.Context, b *batch) error {
-	keys := make([]solana.PublicKey, len(b.users))
-	for i, u := range b.users {
-		k, err := solana.ParsePublicKey(u.rec.User)
+	keys := make([]solana.PublicKey, 0, 3*len(b.users))
+	for _, u := range b.users {
+		user, share, escrow, err := records.NewUserAccountAddresses(u.rec)
 		if err != nil {
-			return fmt.Errorf("new user %q: %w", u.rec.User, err)
+			return err
 		}
-		keys[i] = k
+		keys = append(keys, user, share, escrow)
 	}
-	var accounts []*rpc.Account
+	var got []*rpc.Account
 	err := retry(ctx, idx.log, "read the new users' accounts", func() error {
 		var err error
-		accounts, _, err = idx.rpc.Accounts(ctx, keys, rpc.Finalized)
+		got, _, err = idx.rpc.Accounts(ctx, keys, rpc.Finalized)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	for i, acc := range accounts {
-		if acc == nil {
-			continue // closed since: nothing to add
+	for i, u := range b.users {
+		var acc records.NewUserAccounts
+		var undecoded [3]bool
+		for k, decode := range []struct {
+			name string
+			into func([]byte) error
+		}{
+			{"User", func(d []byte) error { acc.User = new(drift.User); return acc.User.UnmarshalBinary(d) }},
+			{"RevenueShare", func(d []byte) error { acc.RevenueShare = new(records.RevenueShare); return acc.RevenueShare.UnmarshalBinary(d) }},
+			{"RevenueShareEscrow", func(d []byte) error {
+				acc.RevenueShareEscrow = new(records.RevenueShareEscrow)
+				return acc.RevenueShareEscrow.UnmarshalBinary(d)
+			}},
+		} {
+			a := got[3*i+k]
+			if a == nil {
+				continue // none, or closed since: nothing to add
+			}
+			if err := decode.into(a.Data); err != nil {
+				// The record goes out without what this account would add: an account layout
+				// the indexer does not know must not stop the events.
+				idx.m.decodeFailures.WithLabelValues(decode.name).Inc()
+				idx.log.Warn("a new user's account does not decode: its record goes without it", "user", u.rec.User,
+					"account", decode.name, "err", err)
+				undecoded[k] = true
+			}
 		}
-		u := b.users[i]
-		var user drift.User
-		if err := user.UnmarshalBinary(acc.Data); err != nil {
-			idx.m.decodeFailures.WithLabelValues("User").Inc()
-			idx.log.Warn("a new user's account does not decode", "user", u.rec.User, "err", err)
-			continue
+		if undecoded[0] {
+			acc.User = nil
 		}
-		if user.Delegate.IsZero() {
-			continue
+		if undecoded[1] {
+			acc.RevenueShare = nil
 		}
-		u.rec.Delegate = user.Delegate.String()
+		if undecoded[2] {
+			acc.RevenueShareEscrow = nil
+		}
+		if err := acc.Apply(u.rec); err != nil {
+			return err
+		}
 		msg, err := events.Encode(events.TopicNewUsers, u.rec)
 		if err != nil {
 			return fmt.Errorf("encode new user %s: %w", u.rec.User, err)
