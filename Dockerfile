@@ -8,6 +8,7 @@ COPY . .
 ARG VERSION=devel
 ARG REVISION=unknown
 RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X github.com/tidemark/tidemark/platform/version.version=${VERSION} -X github.com/tidemark/tidemark/platform/version.revision=${REVISION}" -o /out/ \
+      ./services/indexer/cmd/indexer \
       ./services/market/cmd/market \
       ./services/user/cmd/user \
       ./services/authority/cmd/authority \
@@ -26,6 +27,12 @@ LABEL org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.url="https://github.com/tidemark/tidemark" \
       org.opencontainers.image.version="${VERSION}"
 USER 10001:10001
+
+FROM runtime AS indexer
+COPY --from=build /out/indexer /usr/local/bin/indexer
+LABEL org.opencontainers.image.description="Reads the protocol's history from a Solana JSON-RPC endpoint into the protocol topics." \
+      org.opencontainers.image.title="tidemark-indexer"
+ENTRYPOINT ["/usr/local/bin/indexer"]
 
 FROM runtime AS market
 COPY --from=build /out/market /usr/local/bin/market
