@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -35,14 +36,14 @@ type changeRange struct{ lo, hi int64 }
 
 // queueNotify adds to b the notifications of one transaction's candle changes (symbol: the fill times
 // changed) and returns where the transaction's id will be once b has run. A notification reads
-// "<xid>\n<symbol> <lo> <hi>\n...": the id lets this process match its own transactions (Hot.Pending)
+// "<xid>\n<lo> <hi> <symbol>\n...": the id lets this process match its own transactions (Hot.Pending)
 // to their notifications.
 func queueNotify(b *pgx.Batch, schema string, changes map[string]changeRange) *int64 {
 	xid := new(int64)
 	var payloads []string
 	var sb strings.Builder
 	for sym, r := range changes {
-		line := sym + " " + strconv.FormatInt(r.lo, 10) + " " + strconv.FormatInt(r.hi, 10) + "\n"
+		line := strconv.FormatInt(r.lo, 10) + " " + strconv.FormatInt(r.hi, 10) + " " + sym + "\n"
 		if sb.Len()+len(line) > maxPayload {
 			payloads = append(payloads, sb.String())
 			sb.Reset()
@@ -70,16 +71,17 @@ func parseNotification(payload string) (xid int64, changes map[string]changeRang
 	}
 	changes = map[string]changeRange{}
 	for _, line := range strings.Split(strings.TrimSuffix(body, "\n"), "\n") {
-		f := strings.Fields(line)
+		// The symbol last: it is the one field that could hold a space.
+		f := strings.SplitN(line, " ", 3)
 		if len(f) != 3 {
 			return 0, nil, fmt.Errorf("candle notification line %q", line)
 		}
-		lo, err1 := strconv.ParseInt(f[1], 10, 64)
-		hi, err2 := strconv.ParseInt(f[2], 10, 64)
+		lo, err1 := strconv.ParseInt(f[0], 10, 64)
+		hi, err2 := strconv.ParseInt(f[1], 10, 64)
 		if err1 != nil || err2 != nil {
 			return 0, nil, fmt.Errorf("candle notification line %q", line)
 		}
-		changes[f[0]] = changeRange{lo, hi}
+		changes[f[2]] = changeRange{lo, hi}
 	}
 	return xid, changes, nil
 }
@@ -232,13 +234,41 @@ func (f *Follower) loadAll(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("list markets: %w", err)
 	}
+	// A few markets at once: one's rows cross the wire and are scanned while Postgres reads another's.
+	work := make(chan string)
+	errs := make(chan error, loadConcurrency)
+	var wg sync.WaitGroup
+	for range loadConcurrency {
+		wg.Go(func() {
+			for sym := range work {
+				if err := f.load(ctx, sym); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+feed:
 	for _, sym := range symbols {
-		if err := f.load(ctx, sym); err != nil {
-			return err
+		select {
+		case work <- sym:
+		case err = <-errs:
+			break feed
 		}
 	}
-	return nil
+	close(work)
+	wg.Wait()
+	if err == nil {
+		select {
+		case err = <-errs:
+		default:
+		}
+	}
+	return err
 }
+
+// loadConcurrency is how many markets a full load reads at once.
+const loadConcurrency = 4
 
 // load loads symbol's hot range at every resolution in one round trip.
 func (f *Follower) load(ctx context.Context, symbol string) error {
@@ -254,12 +284,12 @@ func (f *Follower) load(ctx context.Context, symbol string) error {
 			continue
 		}
 		parts = append(parts, part{res, start})
-		queueCandles(&b, f.schema, symbol, res, start, math.MaxInt64)
+		queueHotCandles(&b, f.schema, symbol, res, start, math.MaxInt64)
 	}
 	br := f.pool.SendBatch(ctx, &b)
 	defer br.Close()
 	for _, p := range parts {
-		stored, before, err := readCandles(br)
+		stored, before, err := readHotCandles(br)
 		if err != nil {
 			return fmt.Errorf("load %s: %w", symbol, err)
 		}
@@ -294,7 +324,7 @@ func (f *Follower) readBack(ctx context.Context, changes map[string]changeRange)
 			// read from start returns that bucket as the one before.
 			lo, hi := max(res.Floor(r.lo), start), res.Floor(r.hi)
 			parts = append(parts, part{sym, res, lo, hi})
-			queueCandles(&b, f.schema, sym, res, lo, hi)
+			queueHotCandles(&b, f.schema, sym, res, lo, hi)
 		}
 	}
 	if len(parts) == 0 {
@@ -303,7 +333,7 @@ func (f *Follower) readBack(ctx context.Context, changes map[string]changeRange)
 	br := f.pool.SendBatch(ctx, &b)
 	defer br.Close()
 	for _, p := range parts {
-		stored, before, err := readCandles(br)
+		stored, before, err := readHotCandles(br)
 		if err != nil {
 			return fmt.Errorf("read back %s %s: %w", p.symbol, p.res, err)
 		}

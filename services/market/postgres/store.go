@@ -58,12 +58,34 @@ func queueCandles(b *pgx.Batch, schema, symbol string, res market.Resolution, lo
 		WHERE symbol = $1 AND resolution = $2 AND ts >= $3 AND ts <= $4 ORDER BY ts`, symbol, string(res), lo, hi)
 }
 
+// hotCols are the columns of bucketCols an answer is made of: the hot candles read these alone.
+const hotCols = `ts, fill_first, fill_high, fill_low, fill_close, oracle_first, oracle_high, oracle_low, oracle_close,
+	quote_volume::float8 / 1e6::float8, base_volume::float8 / 1e9::float8`
+
+// queueHotCandles is queueCandles of hotCols, read by readHotCandles.
+func queueHotCandles(b *pgx.Batch, schema, symbol string, res market.Resolution, lo, hi int64) {
+	c := pg.Table(schema, "candles")
+	b.Queue(`SELECT `+hotCols+` FROM `+c+`
+		WHERE symbol = $1 AND resolution = $2 AND ts < $3 ORDER BY ts DESC LIMIT 1`, symbol, string(res), lo)
+	b.Queue(`SELECT `+hotCols+` FROM `+c+`
+		WHERE symbol = $1 AND resolution = $2 AND ts >= $3 AND ts <= $4 ORDER BY ts`, symbol, string(res), lo, hi)
+}
+
 func readCandles(br pgx.BatchResults) ([]market.Bucket, *market.Bucket, error) {
-	prev, err := scanBuckets(br)
+	return readBuckets(br, scanBuckets)
+}
+
+func readHotCandles(br pgx.BatchResults) ([]market.Bucket, *market.Bucket, error) {
+	return readBuckets(br, scanHotBuckets)
+}
+
+// readBuckets reads the results of a queued candle read with scan: the bucket before, then the range.
+func readBuckets(br pgx.BatchResults, scan func(pgx.BatchResults) ([]market.Bucket, error)) ([]market.Bucket, *market.Bucket, error) {
+	prev, err := scan(br)
 	if err != nil {
 		return nil, nil, err
 	}
-	stored, err := scanBuckets(br)
+	stored, err := scan(br)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -86,6 +108,28 @@ func scanBuckets(br pgx.BatchResults) ([]market.Bucket, error) {
 		var b market.Bucket
 		if err := rows.Scan(&b.Ts, &b.FillFirst, &b.FillHigh, &b.FillLow, &b.FillClose, &b.OracleFirst, &b.OracleHigh,
 			&b.OracleLow, &b.OracleClose, &b.QuoteVolume, &b.BaseVolume, &b.LastTradeTs, &b.LastFillRecordID); err != nil {
+			return nil, fmt.Errorf("scan candle: %w", err)
+		}
+		out = append(out, b)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read candles: %w", err)
+	}
+	return out, nil
+}
+
+// scanHotBuckets is scanBuckets of hotCols.
+func scanHotBuckets(br pgx.BatchResults) ([]market.Bucket, error) {
+	rows, err := br.Query()
+	if err != nil {
+		return nil, fmt.Errorf("query candles: %w", err)
+	}
+	defer rows.Close()
+	out := make([]market.Bucket, 0, 64)
+	for rows.Next() {
+		var b market.Bucket
+		if err := rows.Scan(&b.Ts, &b.FillFirst, &b.FillHigh, &b.FillLow, &b.FillClose, &b.OracleFirst, &b.OracleHigh,
+			&b.OracleLow, &b.OracleClose, &b.QuoteVolume, &b.BaseVolume); err != nil {
 			return nil, fmt.Errorf("scan candle: %w", err)
 		}
 		out = append(out, b)
