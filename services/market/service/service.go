@@ -115,7 +115,11 @@ func registerHotMetrics(reg prometheus.Registerer, hot *market.Hot, f *postgres.
 		Name: "tidemark_market_hot_bytes",
 		Help: "Bytes of the candle columns held in memory, as of the last load or trim.",
 	}))
-	size := func() { _, b := hot.Buckets(); bytes.Set(float64(b)) }
+	buckets := telemetry.Register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "tidemark_market_hot_buckets",
+		Help: "Buckets of candles held in memory, as of the last load or trim.",
+	}))
+	size := func() { n, b := hot.Buckets(); buckets.Set(float64(n)); bytes.Set(float64(b)) }
 	f.Loaded = func(d time.Duration) { loaded.Set(d.Seconds()); size() }
 	f.Trimmed = size
 }
