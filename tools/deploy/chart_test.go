@@ -17,8 +17,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden renderings under testdata/")
 
-// TestGeneratedFilesAreCurrent: the chart's mesh table, CRD copy, schema and README, and the
-// Dockerfile, are what make generate writes from the declarations as they are.
+// TestGeneratedFilesAreCurrent: the chart's mesh table, CRD copy, schema and README, dashboards and
+// PrometheusRule, and the Dockerfile, are what make generate writes from the declarations as they are.
 func TestGeneratedFilesAreCurrent(t *testing.T) {
 	root := repoRoot(t)
 	files, err := deploy.Files(root)
@@ -31,12 +31,9 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 			t.Errorf("%s is stale: run make generate", p)
 		}
 	}
-	old, _ := filepath.Glob(filepath.Join(root, deploy.ChartDir, "files", "crds", "*"))
-	for _, p := range old {
+	for _, p := range deploy.Stale(root, files) {
 		rel, _ := filepath.Rel(root, p)
-		if _, ok := files[filepath.ToSlash(rel)]; !ok {
-			t.Errorf("%s is no CRD of the operator's: run make generate", rel)
-		}
+		t.Errorf("%s is no longer generated (a CRD the operator dropped, a dashboard tools/monitoring dropped): run make generate", rel)
 	}
 }
 

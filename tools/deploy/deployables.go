@@ -1,7 +1,8 @@
 // Package deploy resolves the mesh's registry (platform/mesh) against the deployables' own
 // declarations, and writes from them the files that must agree with them: the chart's mesh table
 // (routes, export sources, the variables each deployable reads, whose internal ports it reads), its
-// values schema and README, the ExportJob CRD it ships, and the Dockerfile with a target per deployable. make
+// values schema and README, the ExportJob CRD it ships, and the Dockerfile with a target per deployable;
+// and from tools/monitoring the chart's dashboards, its PrometheusRule and the README's runbooks. make
 // generate writes them; a test fails when one is stale.
 package deploy
 

@@ -14,10 +14,15 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/tidemark/tidemark/tools/images"
+	"github.com/tidemark/tidemark/tools/monitoring"
 )
 
 // ChartDir is the chart, relative to the repository root.
 const ChartDir = "charts/tidemark"
+
+// DashboardsDir holds the chart's Grafana dashboards (tools/monitoring), one JSON file each, which
+// templates/dashboards.yaml turns into ConfigMaps.
+const DashboardsDir = ChartDir + "/files/dashboards"
 
 // crdDir is where the operator's CRD is generated (make generate, controller-gen).
 const crdDir = "operator/config/crd"
@@ -61,6 +66,14 @@ func Files(root string) (map[string][]byte, error) {
 		}
 		out[ChartDir+"/files/crds/"+filepath.Base(p)] = b
 	}
+	for _, d := range monitoring.Dashboards() {
+		if out[DashboardsDir+"/"+d.UID+".json"], err = d.JSON(); err != nil {
+			return nil, fmt.Errorf("dashboard %s: %w", d.UID, err)
+		}
+	}
+	if out[ChartDir+"/templates/prometheusrule.yaml"], err = monitoring.RuleTemplate(monitoring.Alerts()); err != nil {
+		return nil, err
+	}
 	if out[ChartDir+"/values.schema.json"], err = valuesSchema(comps); err != nil {
 		return nil, err
 	}
@@ -85,19 +98,30 @@ func Files(root string) (map[string][]byte, error) {
 	return out, nil
 }
 
-// Write writes Files under root, and removes the chart's copies of CRDs the operator no longer has.
+// Stale are the generated files under root that Files no longer makes: the chart's copies of CRDs
+// the operator no longer has, and dashboards tools/monitoring no longer declares.
+func Stale(root string, files map[string][]byte) []string {
+	crds, _ := filepath.Glob(filepath.Join(root, ChartDir, "files/crds/*.yaml"))
+	dashboards, _ := filepath.Glob(filepath.Join(root, DashboardsDir, "*.json"))
+	var out []string
+	for _, p := range append(crds, dashboards...) {
+		rel, _ := filepath.Rel(root, p)
+		if _, ok := files[filepath.ToSlash(rel)]; !ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Write writes Files under root, and removes the Stale ones.
 func Write(root string) error {
 	files, err := Files(root)
 	if err != nil {
 		return err
 	}
-	old, _ := filepath.Glob(filepath.Join(root, ChartDir, "files/crds/*.yaml"))
-	for _, p := range old {
-		rel, _ := filepath.Rel(root, p)
-		if _, ok := files[filepath.ToSlash(rel)]; !ok {
-			if err := os.Remove(p); err != nil {
-				return err
-			}
+	for _, p := range Stale(root, files) {
+		if err := os.Remove(p); err != nil {
+			return err
 		}
 	}
 	for _, p := range slices.Sorted(maps.Keys(files)) {
@@ -136,6 +160,12 @@ func valuesSchema(comps []Component) ([]byte, error) {
 		props[c.Name] = withConfig(component, config, fmt.Sprintf("The %s deployable, merged over defaults.", c.Name))
 	}
 	props["defaults"] = withConfig(component, all, "What every deployable's block is merged over.")
+	var alerts []any
+	for _, a := range monitoring.Alerts() {
+		alerts = append(alerts, a.Name)
+	}
+	rule := props["prometheusRule"].(map[string]any)["properties"].(map[string]any)
+	rule["disabled"] = map[string]any{"type": "array", "uniqueItems": true, "items": map[string]any{"enum": alerts}}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")

@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/tidemark/tidemark/platform/mesh"
+	"github.com/tidemark/tidemark/tools/monitoring"
 )
 
 // ValueDoc is a documented key of values.yaml: a key whose comment starts with "# --" (helm-docs'
@@ -115,7 +116,8 @@ func readme(values []byte, comps []Component) ([]byte, error) {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	err = t.Execute(&buf, map[string]any{"Values": docs, "Components": comps, "Topics": topicRows(comps)})
+	err = t.Execute(&buf, map[string]any{"Values": docs, "Components": comps, "Topics": topicRows(comps),
+		"Dashboards": monitoring.Dashboards(), "Alerts": monitoring.Alerts()})
 	return buf.Bytes(), err
 }
 
