@@ -39,6 +39,7 @@ import (
 	stats "github.com/tidemark/tidemark/services/stats/service"
 	user "github.com/tidemark/tidemark/services/user/service"
 	wsservice "github.com/tidemark/tidemark/services/ws/service"
+	"github.com/tidemark/tidemark/tools/monitoring"
 	"github.com/tidemark/tidemark/tools/sim"
 	"github.com/tidemark/tidemark/tools/simchain"
 )
@@ -468,6 +469,10 @@ func printBanner(w io.Writer, b banner) {
 		types = append(types, string(ft))
 	}
 	slices.Sort(types)
+	// Every internal port serves the process' whole registry: one target is the whole mesh.
+	fmt.Fprintf(w, "\n  metrics:  point a local Prometheus at the mesh (the chart's dashboards read it as namespace %s):\n"+
+		"    prometheus --storage.tsdb.path=.data/prometheus --config.file=<(echo '%s')\n",
+		monitoring.LocalNamespace, monitoring.ScrapeConfig(strings.TrimPrefix(b.ws.internal, "http://"), "15s"))
 	fmt.Fprintf(w, `
   contract: %[1]s/openapi.json
   postgres: %[2]s
