@@ -2,7 +2,6 @@ package market
 
 import (
 	"math"
-	"slices"
 	"strconv"
 	"time"
 
@@ -195,10 +194,19 @@ func appendFloat(b []byte, f float64) []byte {
 	return b
 }
 
-// pairs are the two-digit numbers 00 to 99, written two digits at a time.
+// pairs are the two-digit numbers 00 to 99.
 const pairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
 	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
 	"8081828384858687888990919293949596979899"
+
+// triples are the three-digit numbers 000 to 999, three bytes each: a number's digits are written
+// three at a time, a division by 1000 for three of them.
+var triples = func() (t [3000]byte) {
+	for i := range 1000 {
+		t[3*i], t[3*i+1], t[3*i+2] = byte('0'+i/100), byte('0'+i/10%10), byte('0'+i%10)
+	}
+	return t
+}()
 
 // appendDecimal writes f as strconv's shortest form when fixedOf finds it a whole number n of
 // 1/scale (scale = 10^digits, digits 6 or 9).
@@ -262,8 +270,7 @@ func appendCandleFixed(b []byte, ts int64, fo, fh, fc, fl, oo, oh, oc, ol, qv, b
 }
 
 // appendFixed writes n/10^digits (digits 6 or 9, n below 1e15) as a decimal without trailing zeros,
-// two digits at a time, straight into b's spare room: the numbers are most of an answer's bytes and
-// of its cost.
+// three digits at a time: the numbers are most of an answer's bytes and of its cost.
 func appendFixed(b []byte, n uint64, digits int) []byte {
 	p := uint64(1_000_000)
 	if digits == 9 {
@@ -271,57 +278,41 @@ func appendFixed(b []byte, n uint64, digits int) []byte {
 	}
 	// Both parts fit 32 bits (n < 1e15), whose divisions by constants are the cheaper.
 	whole, frac := uint32(n/p), uint32(n%p)
-	d := 0 // fraction digits written
-	if frac != 0 {
-		d = digits
-		for frac%10 == 0 {
-			frac /= 10
-			d--
-		}
+	b = appendWhole(b, whole)
+	if frac == 0 {
+		return b
 	}
-	w := 1 // digits of whole, below 1e9
-	for _, t := range [...]uint32{10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000} {
-		if whole < t {
-			break
-		}
-		w++
+	b = append(b, '.')
+	if digits == 9 {
+		b = appendTriple(b, frac/1_000_000)
+		frac %= 1_000_000
 	}
-	k := w
-	if d > 0 {
-		k += 1 + d
-	}
-	if cap(b)-len(b) < k {
-		b = slices.Grow(b, k)
-	}
-	at := len(b)
-	b = b[:at+k]
-	i := at + k
-	for ; d >= 2; d -= 2 {
-		q := frac % 100
-		frac /= 100
-		i -= 2
-		b[i], b[i+1] = pairs[2*q], pairs[2*q+1]
-	}
-	if d == 1 {
-		i--
-		b[i] = byte('0' + frac)
-	}
-	if i != at+w {
-		i--
-		b[i] = '.'
-	}
-	for whole >= 100 {
-		q := whole % 100
-		whole /= 100
-		i -= 2
-		b[i], b[i+1] = pairs[2*q], pairs[2*q+1]
-	}
-	if whole >= 10 {
-		b[at], b[at+1] = pairs[2*whole], pairs[2*whole+1]
-	} else {
-		b[at] = byte('0' + whole)
+	b = appendTriple(appendTriple(b, frac/1000), frac%1000)
+	// frac is not 0: a digit other than 0 stays.
+	for b[len(b)-1] == '0' {
+		b = b[:len(b)-1]
 	}
 	return b
+}
+
+// appendWhole writes w without leading zeros.
+func appendWhole(b []byte, w uint32) []byte {
+	switch {
+	case w < 10:
+		return append(b, byte('0'+w))
+	case w < 100:
+		return append(b, pairs[2*w], pairs[2*w+1])
+	case w < 1000:
+		return appendTriple(b, w)
+	case w < 1_000_000:
+		return appendTriple(appendWhole(b, w/1000), w%1000)
+	}
+	return appendTriple(appendTriple(appendWhole(b, w/1_000_000), w/1000%1000), w%1000)
+}
+
+// appendTriple writes x (below 1000) as three digits.
+func appendTriple(b []byte, x uint32) []byte {
+	return append(b, triples[3*x], triples[3*x+1], triples[3*x+2])
 }
 
 // CandleOf turns a stored bucket into a candle opening at the previous bucket's close (prev nil: at
