@@ -30,15 +30,10 @@ const (
 		swapsPerFill + settlesPerFill + perpLPPerFill + ifStakesPerFill + lpMintPerFill + liquidationsPerFill
 )
 
-// Id spaces inside a minute: ids are minute*100000 + offset, so they grow with time across runs.
-// Taker and maker orders take at most one id per fill each.
-const (
-	takerOrderIDs  = 0
-	makerOrderIDs  = 40000
-	cancelOrderIDs = 80000 // placed-then-cancelled orders
-	expireOrderIDs = 95000 // expired market orders
-	idsPerMinute   = 100000
-)
+// Record ids that are the program's u64s (deposits, LP mints, the first fill of a run) are
+// minute*idsPerMinute + a count in the minute, so they grow with time across runs. Order ids are
+// u32s of their account's: see orderIDsPerMinute.
+const idsPerMinute = 100000
 
 // minuteGen builds the events of one minute.
 type minuteGen struct {
@@ -152,18 +147,20 @@ func amt(v int64) events.Amount { return events.NewAmount(v) }
 func (g *minuteGen) cancels() {
 	s := g.s
 	rng := g.rng(streamCancels)
-	n := min(g.count(rng, cancelsPerFill), expireOrderIDs-cancelOrderIDs)
-	for k := range n {
+	for range g.count(rng, cancelsPerFill) {
 		placedAt := g.start + rng.Int64N(50)
 		cancelledAt := placedAt + 1 + rng.Int64N(9)
 		spec := &s.markets[s.pickTraded(rng)]
-		user := s.pop.pick(rng)
+		user, id, ok := g.placeOrder(rng, func() *actor { return s.pop.pick(rng) }, nil)
+		if !ok {
+			return
+		}
 		long := rng.IntN(2) == 0
 		dir, _, sign := direction(long)
 		oracle := s.oracle(spec, placedAt)
 		px := tradePrice(spec, oracle*(1-sign*(0.01+0.02*rng.Float64())))
 		base := tradeSize(rng, spec, px)
-		ref := &orderRef{spec: spec, user: user.User, id: g.id(cancelOrderIDs + k), long: long, postOnly: true, size: amt(base)}
+		ref := &orderRef{spec: spec, user: user.User, id: id, long: long, postOnly: true, size: amt(base)}
 		placeSig, cancelSig := signature(rng), signature(rng)
 		placeSlot := slotAt(placedAt) + rng.Int64N(2)
 		cancelSlot := slotAt(cancelledAt) + rng.Int64N(2)
@@ -434,8 +431,12 @@ func (g *minuteGen) liquidations() {
 			MarginFreed:       units(margin*0.5*rng.Float64(), events.QuotePrecision),
 			LiquidationID:     1 + rng.IntN(500), CanceledOrderIDs: []string{},
 		}
+		// An open order of the account's the liquidation cancels: the stream has no record of it (it
+		// was placed before, say), so it takes an id of its own, which names no other order.
 		if rng.Float64() < 0.3 {
-			l.CanceledOrderIDs = append(l.CanceledOrderIDs, g.id(cancelOrderIDs-1-rng.IntN(1000)))
+			if id, ok := g.orderID(a); ok {
+				l.CanceledOrderIDs = append(l.CanceledOrderIDs, id)
+			}
 		}
 		base := roundStep(notional/oracle*events.BasePrecision, spec.step)
 		if rng.IntN(2) == 0 {

@@ -13,6 +13,10 @@ import (
 // orderKey names an order: order ids are per account on the protocol.
 type orderKey struct{ user, id string }
 
+// orderIDsPerMinute is the block of ids every account has in a minute: the n-th order an account
+// places in minute m (since the epoch) is m*orderIDsPerMinute + n.
+const orderIDsPerMinute = 1000
+
 // orderHistory is what a consumer folding orders sees: each order's record, its actions and the fills
 // naming it, each with its position in the stream.
 type orderHistory struct {
@@ -180,8 +184,8 @@ func TestEveryOrderHasARecordAndOnePlaceActionFirst(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if minute := (r.Ts - sim.Epoch().Unix()) / 60; id/100000 != minute {
-			t.Fatalf("order %v placed in minute %d has an id of minute %d", o.key, minute, id/100000)
+		if minute := (r.Ts - sim.Epoch().Unix()) / 60; (id-1)/orderIDsPerMinute != minute {
+			t.Fatalf("order %v placed in minute %d has an id of minute %d", o.key, minute, (id-1)/orderIDsPerMinute)
 		}
 		if len(o.fills) > 0 && !o.side(t) {
 			makers++

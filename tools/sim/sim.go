@@ -18,9 +18,9 @@
 // laid out hour by hour from a fixed epoch, and each minute's events come from generators seeded by
 // that minute. So the same seed yields byte-identical messages for a window no matter how the window
 // is split into calls (as long as its parts come in order), ids keep increasing across runs (fill
-// ids are contiguous per market within a run, see fillIDs), and replaying a window yields
-// duplicates the consumers' natural keys absorb. The package knows nothing of Kafka: messages
-// go to a callback or a Writer.
+// ids are contiguous per market within a run, see fillIDs; order ids are per account and fit the
+// program's u32, see orderIDsPerMinute), and replaying a window yields duplicates the consumers'
+// natural keys absorb. The package knows nothing of Kafka: messages go to a callback or a Writer.
 package sim
 
 import (
@@ -45,7 +45,7 @@ const (
 	epoch     int64 = 1704067200  // 2024-01-01T00:00:00Z
 	epochSlot int64 = 238_000_000 // chain slot at the epoch; slots advance 2.5 per second
 
-	maxFillsPerMinute = 40000 // ids reserve 100000 per minute: takers, makers and cancels below
+	maxFillsPerMinute = 40000 // the highest fill rate a Config or Live's rate gets
 )
 
 // Config tunes the simulation. Zero values take the defaults of DefaultConfig.
@@ -136,8 +136,9 @@ type Simulator struct {
 	cachedHour   int64
 	hourItems    []item
 
-	trades  tradeScratch // the fill planner's buffers
-	fillIDs fillIDs      // the next fillRecordId of every market
+	trades   tradeScratch // the fill planner's buffers
+	fillIDs  fillIDs      // the next fillRecordId of every market
+	orderIDs orderIDs     // the order ids the minute being generated gave
 }
 
 // fillIDs numbers fills per market without gaps, as the program does and as the indexer's gap
@@ -227,7 +228,8 @@ func (s *Simulator) Authorities() []string { return slices.Clone(s.pop.authoriti
 // Generate calls emit with every message whose event time lies in [from, to) (whole seconds), in
 // time order, each encoded with events.Encode. The first call on a Simulator starts with a NewUser
 // record, stamped at from, for every account. An error from emit stops the generation and is
-// returned as is.
+// returned as is. Windows lie between Epoch and 2032-03-01T14:47Z, when order ids would outgrow
+// the program's u32.
 func (s *Simulator) Generate(from, to time.Time, emit func(events.Message) error) error {
 	return s.generate(from.Unix(), to.Unix(), func(_ int64, m events.Message) error { return emit(m) })
 }
@@ -239,6 +241,10 @@ func (s *Simulator) generate(start, end int64, emit func(ts int64, m events.Mess
 	}
 	if end <= start {
 		return nil
+	}
+	if end > orderIDsEnd {
+		return fmt.Errorf("window end %s is after %s, when the simulator's order ids outgrow the program's u32",
+			time.Unix(end, 0).UTC().Format(time.RFC3339), time.Unix(orderIDsEnd, 0).UTC().Format(time.RFC3339))
 	}
 	s.fillIDs.start(start, s.cursor)
 	send := func(it item) error {
@@ -284,6 +290,7 @@ func (s *Simulator) minute(m int64) []item {
 	}
 	start := epoch + m*60
 	g := &minuteGen{s: s, m: m, start: start, items: s.minuteItems[:0]}
+	s.orderIDs.begin(m, s.cfg.FillsPerMinute, len(s.pop.actors))
 	for _, it := range s.hour(m / 60) {
 		if it.ts >= start && it.ts < start+60 {
 			g.items = append(g.items, it)

@@ -131,6 +131,15 @@ func hasMaker(explanation string) bool {
 		explanation != events.ExplanationOrderFilledWithOpenbookV2
 }
 
+// poolFill is the explanation of a fill without a maker in the market: the AMM's (perps) or
+// OpenBook's (spot).
+func poolFill(spec *marketSpec) string {
+	if spec.Type == events.MarketTypeSpot {
+		return events.ExplanationOrderFilledWithOpenbookV2
+	}
+	return events.ExplanationOrderFilledWithAmm
+}
+
 func isJit(explanation string) bool {
 	return explanation == events.ExplanationOrderFilledWithAmmJit ||
 		explanation == events.ExplanationOrderFilledWithMatchJit
@@ -162,9 +171,14 @@ func (g *minuteGen) fills() {
 	sc.plans = g.planOrders(rng, sc.plans[:0], n)
 	sc.takers = slices.Grow(sc.takers[:0], len(sc.plans))[:len(sc.plans)]
 	sc.fills = slices.Grow(sc.fills[:0], n)
-	for k := range sc.plans {
-		sc.fills = g.takerOrder(rng, &sc.takers[k], &sc.plans[k], k, sc.fills)
+	k := 0
+	for i := range sc.plans {
+		var ok bool
+		if sc.fills, ok = g.takerOrder(rng, &sc.takers[k], &sc.plans[i], k, sc.fills); ok {
+			k++
+		}
 	}
+	sc.takers = sc.takers[:k]
 	slices.SortStableFunc(sc.fills, func(a, b tradeFill) int { return cmp.Compare(a.ts, b.ts) })
 	g.match(rng, sc)
 	g.emitTrades(rng, sc)
@@ -232,22 +246,30 @@ func (g *minuteGen) match(rng *rand.Rand, sc *tradeScratch) {
 				}
 			}
 			if j < 0 {
-				j = int32(len(makers))
-				makers = append(makers, g.makerOrder(rng, s.pop.counterparty(rng, t.taker), t, tf.ts, len(makers), pxInt, jit))
-				if !jit {
-					at, book = len(book), append(book, j)
+				maker, id, ok := g.placeOrder(rng, func() *actor { return s.pop.counterparty(rng, t.taker) }, t.taker)
+				if ok {
+					j = int32(len(makers))
+					makers = append(makers, g.makerOrder(rng, maker, id, t, tf.ts, pxInt, jit))
+					if !jit {
+						at, book = len(book), append(book, j)
+					}
+				} else {
+					// No account can place another order this minute: the pool fills it.
+					tf.explanation = poolFill(spec)
 				}
 			}
-			mo = &makers[j]
-			if !jit && mo.fills+1 == mo.planned {
-				book = slices.Delete(book, at, at+1)
-			}
-			sc.book[side] = book
-			pxInt = mo.price
-			if jit {
-				sig, sigIndex, mo.placeSlot = mo.placeSig, 2, slot
-			} else {
-				slot = max(slot, mo.placeSlot)
+			if j >= 0 {
+				mo = &makers[j]
+				if !jit && mo.fills+1 == mo.planned {
+					book = slices.Delete(book, at, at+1)
+				}
+				sc.book[side] = book
+				pxInt = mo.price
+				if jit {
+					sig, sigIndex, mo.placeSlot = mo.placeSig, 2, slot
+				} else {
+					slot = max(slot, mo.placeSlot)
+				}
 			}
 		}
 		if sig == "" {
@@ -387,12 +409,17 @@ func (g *minuteGen) emitTrades(rng *rand.Rand, sc *tradeScratch) {
 	}
 }
 
-// takerOrder draws a taker order's market, side, kind and fills (appended to fills) and when and in
-// which transaction it is placed.
-func (g *minuteGen) takerOrder(rng *rand.Rand, t *takerOrder, p *orderPlan, k int, fills []tradeFill) []tradeFill {
+// takerOrder draws taker order k's market, account, side, kind and fills (appended to fills) and
+// when and in which transaction it is placed. ok is false, and nothing is appended, when no account
+// can place another order this minute.
+func (g *minuteGen) takerOrder(rng *rand.Rand, t *takerOrder, p *orderPlan, k int, fills []tradeFill) (_ []tradeFill, ok bool) {
 	s := g.s
 	spec := &s.markets[s.pickTraded(rng)]
-	*t = takerOrder{id: g.id(takerOrderIDs + k), spec: spec, taker: s.pop.pick(rng), long: rng.IntN(2) == 0}
+	taker, id, ok := g.placeOrder(rng, func() *actor { return s.pop.pick(rng) }, nil)
+	if !ok {
+		return fills, false
+	}
+	*t = takerOrder{id: id, spec: spec, taker: taker, long: rng.IntN(2) == 0}
 	dir, opp, sign := direction(t.long)
 	switch {
 	case spec.Type == events.MarketTypePerp && rng.Float64() < triggerShare:
@@ -449,15 +476,15 @@ func (g *minuteGen) takerOrder(rng *rand.Rand, t *takerOrder, p *orderPlan, k in
 		t.placedAt = max(g.start, p.first-rng.Int64N(4))
 		t.placeSlot = slotAt(t.placedAt) + rng.Int64N(2)
 	}
-	return fills
+	return fills, true
 }
 
-// makerOrder opens maker order j for a fill at ts of t: a JIT order placed in the fill's transaction,
-// or a limit order resting since up to ten seconds before.
-func (g *minuteGen) makerOrder(rng *rand.Rand, maker *actor, t *takerOrder, ts int64, j int, price int64, jit bool) makerOrder {
+// makerOrder opens maker's order id for a fill at ts of t: a JIT order placed in the fill's
+// transaction, or a limit order resting since up to ten seconds before.
+func (g *minuteGen) makerOrder(rng *rand.Rand, maker *actor, id string, t *takerOrder, ts int64, price int64, jit bool) makerOrder {
 	dir, opp, _ := direction(!t.long)
 	mo := makerOrder{
-		id: g.id(makerOrderIDs + j), spec: t.spec, actor: maker, long: !t.long, jit: jit, postOnly: true,
+		id: id, spec: t.spec, actor: maker, long: !t.long, jit: jit, postOnly: true,
 		existingDir: []string{dir, opp}[rng.IntN(2)], price: price, planned: 1, placeSig: signature(rng),
 		firstFill: -1, lastFill: -1,
 	}
@@ -588,20 +615,22 @@ func (g *minuteGen) makerRecords(mo *makerOrder, size int64, sizeAmt events.Amou
 func (g *minuteGen) expires() {
 	s := g.s
 	rng := g.rng(streamExpires)
-	n := min(g.count(rng, expiresPerFill), idsPerMinute-expireOrderIDs)
-	for k := range n {
+	for range g.count(rng, expiresPerFill) {
 		placedAt := g.start + rng.Int64N(40)
 		maxTs := placedAt + 5 + rng.Int64N(10)
 		expiredAt := maxTs + 1 + rng.Int64N(5)
 		spec := &s.markets[s.pickTraded(rng)]
-		user := s.pop.pick(rng)
+		user, id, ok := g.placeOrder(rng, func() *actor { return s.pop.pick(rng) }, nil)
+		if !ok {
+			return
+		}
 		long := rng.IntN(2) == 0
 		dir, opp, sign := direction(long)
 		oracle := tradePrice(spec, s.oracle(spec, placedAt))
 		// The auction ends short of the other side of the book.
 		start, end := moved(oracle, -sign*0.006), moved(oracle, -sign*(0.001+0.003*rng.Float64()))
 		base := tradeSize(rng, spec, oracle)
-		ref := &orderRef{spec: spec, user: user.User, id: g.id(expireOrderIDs + k), long: long, size: amt(base)}
+		ref := &orderRef{spec: spec, user: user.User, id: id, long: long, size: amt(base)}
 		placeSig, expireSig := signature(rng), signature(rng)
 		placeSlot, expireSlot := slotAt(placedAt)+rng.Int64N(2), slotAt(expiredAt)+rng.Int64N(2)
 		g.add(placedAt, events.TopicOrders, &events.Order{
