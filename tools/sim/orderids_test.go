@@ -32,8 +32,10 @@ type idKey struct {
 type orderIDCheck struct {
 	tb testing.TB
 	// fillsNamePlaced requires every fill's orders to be placed before it in the stream. Not so
-	// after Live changes the rate: the minute planned again has fills of orders placed before the
-	// backfill ended, whose records the backfill's plan of the minute did not have.
+	// for a window starting inside a minute, whose orders placed before the start are filled
+	// after it, nor after Live changes the rate: the minute planned again has fills of orders
+	// placed before the backfill ended, whose records the backfill's plan of the minute did not
+	// have.
 	fillsNamePlaced bool
 
 	users     map[string]int32
@@ -121,7 +123,7 @@ func TestOrderIDsFitTheProgramAtTheBenchRate(t *testing.T) {
 		t.Skip("an hour at 8000 fills a minute")
 	}
 	s := sim.New(sim.Config{Seed: 7, Authorities: 300, FillsPerMinute: 8000})
-	from := time.Now().Truncate(time.Minute)
+	from := time.Now().Truncate(time.Minute) // so that the window has every order it fills
 	c := newOrderIDCheck(t, true)
 	if err := s.Generate(from, from.Add(time.Hour), func(m events.Message) error {
 		c.add(m)
