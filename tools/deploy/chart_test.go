@@ -174,7 +174,8 @@ func TestEveryVariableIsReachable(t *testing.T) {
 				if v.Default != "" && v.Default != "0" {
 					val = v.Default
 				}
-				args = append(args, "--set-string", fmt.Sprintf("%s.config.%s=%s", c.Name, deploy.ConfigKey(v), val))
+				// --set splits at commas: a value holding one (a list) escapes them.
+				args = append(args, "--set-string", fmt.Sprintf("%s.config.%s=%s", c.Name, deploy.ConfigKey(v), strings.ReplaceAll(val, ",", `\,`)))
 				want[v.Name] = val
 			}
 			env := envOf(deployment(t, objects(t, render(t, args...)), c.Name).Spec.Template.Spec.Containers[0])

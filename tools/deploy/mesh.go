@@ -46,6 +46,8 @@ var Managed = map[string]string{
 	"TIDEMARK_S3_SECRET_KEY":         "`global.s3.secretKey`, or `global.s3.existingSecret`",
 	"TIDEMARK_S3_STS_ENDPOINT":       "`global.s3.stsEndpoint`",
 	"TIDEMARK_S3_SESSION_DURATION":   "`global.s3.sessionDuration`",
+	"TIDEMARK_INDEXER_RPC_URL":       "`rpc.url`, or `rpc.existingSecret` (its `rpc.urlKey`)",
+	"TIDEMARK_INDEXER_RPC_HEADERS":   "`rpc.headers`, or `rpc.existingSecret` (its `rpc.headersKey`, when it has one)",
 }
 
 // exportSources is the variable naming the export streams' internal URLs: a deployable that reads it

@@ -121,7 +121,7 @@ app.kubernetes.io/component: {{ .c.name }}
 pods; the generated page key is not in it, as it never changes). */}}
 {{- define "tidemark.secretsChecksum" -}}
 {{- $g := .Values.global -}}
-{{- dict "pg" $g.postgres "page" $g.pageKey.value "s3" (pick $g.s3 "accessKey" "secretKey" "existingSecret") | toJson | sha256sum -}}
+{{- dict "pg" $g.postgres "page" $g.pageKey.value "s3" (pick $g.s3 "accessKey" "secretKey" "existingSecret") "rpc" (dig "indexer" "rpc" dict (.Values | toYaml | fromYaml)) | toJson | sha256sum -}}
 {{- end -}}
 
 {{/* "true" when the pods get static S3 keys (given, or in an existing Secret); "" when they use their

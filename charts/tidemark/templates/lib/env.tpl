@@ -40,6 +40,20 @@ config otherwise, then extraEnv. The context is (dict "root" $ "c" component "al
       name: {{ $g.pageKey.existingSecret | default (printf "%s-page-key" $full) }}
       key: {{ ternary $g.pageKey.existingSecretKey "page-key" (ne $g.pageKey.existingSecret "") }}
 {{- end }}
+{{- if has "TIDEMARK_INDEXER_RPC_URL" $reads }}
+{{- $rpcSecret := $v.rpc.existingSecret | default (printf "%s-rpc" $c.fullname) }}
+- name: TIDEMARK_INDEXER_RPC_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ $rpcSecret }}
+      key: {{ ternary $v.rpc.urlKey "url" (ne $v.rpc.existingSecret "") }}
+- name: TIDEMARK_INDEXER_RPC_HEADERS
+  valueFrom:
+    secretKeyRef:
+      name: {{ $rpcSecret }}
+      key: {{ ternary $v.rpc.headersKey "headers" (ne $v.rpc.existingSecret "") }}
+      optional: true
+{{- end }}
 {{- if has "TIDEMARK_NAMESPACE" $reads }}
 - name: TIDEMARK_NAMESPACE
   valueFrom:

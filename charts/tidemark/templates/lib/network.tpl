@@ -1,6 +1,6 @@
 {{/* A deployable's NetworkPolicy: its public port from the ingress controller only, its internal port
 from the monitoring namespace and the release's own pods; egress to DNS, and to Kafka, PostgreSQL,
-S3 and the Kubernetes API only for a deployable that uses them (what it reads says which), and to the
+S3, the Kubernetes API and the chain's JSON-RPC only for a deployable that uses them (what it reads says which), and to the
 internal ports of its peers only (the deployables whose internal routes or export streams it reads:
 files/mesh.yaml, from the registry of platform/mesh), or of the whole release with meshEgress. */}}
 {{- define "tidemark.lib.networkPolicy" -}}
@@ -61,6 +61,7 @@ spec:
     {{- if has "TIDEMARK_S3_ENDPOINT" $reads }}{{ $rules = append $rules $np.egress.s3 }}{{ end }}
     {{- if and (has "TIDEMARK_OTLP_ENDPOINT" $reads) .root.Values.global.otlpEndpoint }}{{ $rules = append $rules $np.egress.otlp }}{{ end }}
     {{- if $v.serviceAccount.automountToken }}{{ $rules = append $rules $np.egress.kubernetesAPI }}{{ end }}
+    {{- if has "TIDEMARK_INDEXER_RPC_URL" $reads }}{{ $rules = append $rules $np.egress.rpc }}{{ end }}
     {{- range $rules }}
     - ports:
         {{- toYaml .ports | nindent 8 }}
