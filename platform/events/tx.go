@@ -14,3 +14,7 @@ type Tx struct {
 	TxSigIndex int    `json:"txSigIndex"`
 	Slot       int64  `json:"slot"`
 }
+
+// Transaction is where the record was emitted: every record that embeds Tx has it, so that code
+// ordering records as the chain does (by slot, transaction and position) needs no type switch.
+func (t Tx) Transaction() Tx { return t }

@@ -2,8 +2,11 @@ package sim_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -227,10 +230,27 @@ func TestFillIDsStayContiguousWhenLiveChangesTheRate(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("Live = %v", err)
 	}
-	last := map[string]int64{}
+	// In the chain's order (slot, transaction, position) each market's ids go up one by one.
+	type fill struct {
+		slot int64
+		sig  string
+		at   int // the message's place: a slot's transactions come in the planned order
+		idx  int
+		id   int64
+	}
+	byMarket := map[string][]fill{}
+	first := map[string]int{}
 	liveFills := 0
 	backfilled := back.snapshot()
 	for i, m := range append(backfilled, live.snapshot()...) {
+		var tx struct {
+			TxSig string `json:"txSig"`
+		}
+		if err := json.Unmarshal(m.Value, &tx); err == nil && tx.TxSig != "" {
+			if _, seen := first[tx.TxSig]; !seen {
+				first[tx.TxSig] = i // where the transaction's first record is
+			}
+		}
 		if m.Topic != events.TopicFills {
 			continue
 		}
@@ -245,11 +265,17 @@ func TestFillIDsStayContiguousWhenLiveChangesTheRate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		key := f.Symbol
-		if prev, ok := last[key]; ok && id != prev+1 {
-			t.Fatalf("%s: fill id %d after %d", key, id, prev)
+		byMarket[f.Symbol] = append(byMarket[f.Symbol], fill{slot: f.Slot, sig: f.TxSig, at: first[f.TxSig], idx: f.TxSigIndex, id: id})
+	}
+	for market, fills := range byMarket {
+		slices.SortStableFunc(fills, func(a, b fill) int {
+			return cmp.Or(cmp.Compare(a.slot, b.slot), cmp.Compare(a.at, b.at), cmp.Compare(a.idx, b.idx))
+		})
+		for i := 1; i < len(fills); i++ {
+			if fills[i].id != fills[i-1].id+1 {
+				t.Fatalf("%s: fill id %d after %d in the chain's order", market, fills[i].id, fills[i-1].id)
+			}
 		}
-		last[key] = id
 	}
 	if liveFills == 0 {
 		t.Fatal("no live fill")

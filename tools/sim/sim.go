@@ -248,9 +248,6 @@ func (s *Simulator) generate(start, end int64, emit func(ts int64, m events.Mess
 	}
 	s.fillIDs.start(start, s.cursor)
 	send := func(it item) error {
-		if f, ok := it.rec.(*events.Fill); ok && it.topic == events.TopicFills {
-			f.FillRecordID = s.fillIDs.next(events.Market{Index: f.MarketIndex, Symbol: f.Symbol, Type: f.MarketType})
-		}
 		msg, err := events.Encode(it.topic, it.rec)
 		if err != nil {
 			return fmt.Errorf("simulator produced a bad %s record: %w", it.topic, err)
@@ -266,15 +263,29 @@ func (s *Simulator) generate(start, end int64, emit func(ts int64, m events.Mess
 		s.announced = true
 	}
 	for m := (start - epoch) / 60; epoch+m*60 < end; m++ {
-		for _, it := range s.minute(m) {
-			if it.ts < start {
-				continue
+		items := s.minute(m)
+		for i := 0; i < len(items); {
+			j := i + 1
+			for j < len(items) && items[j].ts == items[i].ts {
+				j++
 			}
-			if it.ts >= end {
+			second := items[i:j]
+			i = j
+			if ts := second[0].ts; ts < start {
+				continue
+			} else if ts >= end {
 				break
 			}
-			if err := send(it); err != nil {
-				return err
+			// Fills are numbered in the chain's order of the second, emitted in the planned one.
+			for _, k := range chainOrder(second) {
+				if f, ok := second[k].rec.(*events.Fill); ok && second[k].topic == events.TopicFills {
+					f.FillRecordID = s.fillIDs.next(events.Market{Index: f.MarketIndex, Symbol: f.Symbol, Type: f.MarketType})
+				}
+			}
+			for _, it := range second {
+				if err := send(it); err != nil {
+					return err
+				}
 			}
 		}
 		s.cursor = min(end, epoch+(m+1)*60)
@@ -337,6 +348,43 @@ func sortBySecond(items []item, start int64, dst []item) []item {
 		next[sec]++
 	}
 	return dst
+}
+
+// chainOrder is the order the chain gives the records of one second (items, all of one ts): by
+// slot, then transaction (in the order the simulator planned them, which is the order they happen
+// in: a placement before its fill), then position in it. The simulator draws a record's slot
+// within its second on its own, so this is not the order it plans records in; the program numbers
+// a market's fills in this order, and an indexer reads them in it.
+func chainOrder(items []item) []int {
+	type key struct {
+		slot       int64
+		rank, path int // the transaction's first record in the second, the record's index in it
+	}
+	keys := make([]key, len(items))
+	first := map[string]int{}
+	for k, it := range items {
+		r, ok := it.rec.(interface{ Transaction() events.Tx })
+		if !ok {
+			keys[k] = key{rank: k}
+			continue
+		}
+		t := r.Transaction()
+		rank, seen := first[t.TxSig]
+		if !seen {
+			rank = k
+			first[t.TxSig] = k
+		}
+		keys[k] = key{slot: t.Slot, rank: rank, path: t.TxSigIndex}
+	}
+	idx := make([]int, len(items))
+	for k := range idx {
+		idx[k] = k
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		x, y := keys[a], keys[b]
+		return cmp.Or(cmp.Compare(x.slot, y.slot), cmp.Compare(x.rank, y.rank), cmp.Compare(x.path, y.path))
+	})
+	return idx
 }
 
 // hour returns the items planned per hour (funding, payments, IF records, snapshots, vaults,
