@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,6 +44,8 @@ import (
 	authorityapi "github.com/tidemark/tidemark/services/authority"
 	"github.com/tidemark/tidemark/tools/deploy"
 	"github.com/tidemark/tidemark/tools/images"
+	"github.com/tidemark/tidemark/tools/sim"
+	"github.com/tidemark/tidemark/tools/simchain"
 )
 
 // TestWiringRunsForReal runs the chart's wiring: each Deployment's container is started from the
@@ -86,6 +89,31 @@ func TestWiringRunsForReal(t *testing.T) {
 	external["kafka-tls"] = map[string][]byte{"ca.crt": readFile(t, broker.Security.CAFile),
 		"tls.crt": readFile(t, broker.Security.CertFile), "tls.key": readFile(t, broker.Security.KeyFile)}
 	external["kafka-user"] = map[string][]byte{"username": []byte(broker.Security.Username), "password": []byte(broker.Security.Password)}
+	// The chain the indexer reads: ten minutes of the simulator's history in blocks, served over
+	// JSON-RPC on loopback, from an endpoint that wants its API key header.
+	chain := simchain.New(simchain.Config{})
+	from := time.Now().Add(-20 * time.Minute).Truncate(time.Minute)
+	var history []events.Message
+	if err := sim.New(sim.Config{Authorities: 20, FillsPerMinute: 60}).Generate(from, from.Add(10*time.Minute), func(m events.Message) error {
+		if m.Topic != events.TopicFundingRates { // the funding rates below are counted exactly
+			history = append(history, m)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := chain.Writer(nil).Write(ctx, history...); err != nil {
+		t.Fatal(err)
+	}
+	chain.Seal()
+	rpcSrv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("x-api-key") != "wiring-key" {
+			http.Error(rw, "no API key", http.StatusUnauthorized)
+			return
+		}
+		chain.Handler().ServeHTTP(rw, r)
+	}))
+	defer rpcSrv.Close()
 	const bucket = "wiring-exports"
 	if _, err := objstore.NewS3(ctx, minioSrv.Config(bucket)); err != nil {
 		t.Fatal(err)
@@ -133,6 +161,11 @@ func TestWiringRunsForReal(t *testing.T) {
 		}
 		values[cp.Name] = map[string]any{"ports": ports, "kafkaUser": map[string]any{"existingSecret": "kafka-user-" + cp.Name}}
 	}
+	// The platform team's Secret with the endpoint and its key, and where the history begins.
+	external["solana-rpc"] = map[string][]byte{"endpoint": []byte(rpcSrv.URL), "headers": []byte("x-api-key: wiring-key")}
+	indexer := values["indexer"].(map[string]any)
+	indexer["rpc"] = map[string]any{"existingSecret": "solana-rpc", "urlKey": "endpoint"}
+	indexer["config"] = map[string]any{"INDEXER_START_SLOT": sim.SlotAt(from)}
 	valuesFile := filepath.Join(t.TempDir(), "values.yaml")
 	b, err := yaml.Marshal(values)
 	if err != nil {
@@ -170,6 +203,19 @@ func TestWiringRunsForReal(t *testing.T) {
 		t.Fatalf("helm test: %v\n%s", err, probe)
 	}
 	t.Logf("helm test:\n%s", probe)
+
+	// The chain's fills, through the indexer (TLS, its own SASL user and ACLs, the release's topic
+	// prefix) into the market service, read back through the market's public port.
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		code, body := get(w.procs["market"].url("http") + "/market/SOL-PERP/trades?limit=5")
+		if code == 200 && strings.Contains(body, `"txSig"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the market serves no fill of the chain: %d %s\nindexer:\n%s\nmarket:\n%s", code, body,
+				w.procs["indexer"].logs(), w.procs["market"].logs())
+		}
+	}
 
 	// A day of SOL-PERP funding rates through the broker, read back through the market's public port.
 	now := time.Now().Unix()
@@ -575,6 +621,9 @@ func (w *wiring) environment(component string, spec corev1.PodSpec, ctr corev1.C
 		v := e.Value
 		if s := e.ValueFrom; s != nil {
 			switch {
+			case s.SecretKeyRef != nil && s.SecretKeyRef.Optional != nil && *s.SecretKeyRef.Optional &&
+				!w.hasSecretKey(s.SecretKeyRef.Name, s.SecretKeyRef.Key):
+				continue // the kubelet leaves an optional key that is not there unset
 			case s.SecretKeyRef != nil:
 				v = w.secretKey(s.SecretKeyRef.Name, s.SecretKeyRef.Key)
 			case s.ConfigMapKeyRef != nil:
@@ -641,6 +690,22 @@ func (w *wiring) secret(name string) map[string][]byte {
 		out[k] = []byte(v)
 	}
 	return out
+}
+
+// hasSecretKey reports whether Secret name (the platform team's or a rendered one) has key.
+func (w *wiring) hasSecretKey(name, key string) bool {
+	if data, ok := w.external[name]; ok {
+		_, ok := data[key]
+		return ok
+	}
+	o := find(w.objs, "Secret", name)
+	if o == nil {
+		return false
+	}
+	s := typed[corev1.Secret](w.t, o)
+	_, inString := s.StringData[key]
+	_, inData := s.Data[key]
+	return inString || inData
 }
 
 func (w *wiring) secretKey(name, key string) string {
