@@ -1,6 +1,7 @@
 package user
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -64,9 +65,9 @@ func Fold(base OrderBase, evs []OrderEvent) (*events.Order, error) {
 	}
 	feeOfFills := new(big.Int)
 	placement := base.Record == nil || base.Record.LastUpdatedTs <= base.Record.Ts
-	latest := Pos{Ts: o.LastUpdatedTs, Slot: math.MaxInt64, TxSig: "\xff", Index: math.MaxInt}
+	latest := OrderEvent{Pos: Pos{Ts: o.LastUpdatedTs, Slot: math.MaxInt64, TxSig: "\xff", Index: math.MaxInt}}
 	if placement {
-		latest = Pos{Ts: o.Ts, Slot: o.Slot, TxSig: o.TxSig, Index: o.TxSigIndex}
+		latest = OrderEvent{Pos: Pos{Ts: o.Ts, Slot: o.Slot, TxSig: o.TxSig, Index: o.TxSigIndex}, Action: events.ActionPlace}
 	}
 	var last *OrderEvent
 	evs = slices.Clone(evs)
@@ -95,8 +96,8 @@ func Fold(base OrderBase, evs []OrderEvent) (*events.Order, error) {
 			}
 			feeOfFills.Add(feeOfFills, fee)
 		}
-		if e.Pos.Compare(latest) > 0 {
-			latest, last = e.Pos, e
+		if e.after(latest) {
+			latest, last = *e, e
 		}
 	}
 	o.BaseAssetAmountFilled = events.Amount(filledBase.String())
@@ -132,6 +133,33 @@ func Fold(base OrderBase, evs []OrderEvent) (*events.Order, error) {
 		o.Status, o.LastActionStatus = events.OrderStatusCanceled, events.LastActionExpired
 	}
 	return o, nil
+}
+
+// after reports whether e happened after f. A record names its transaction and slot but not the
+// transaction's place in its block, so two transactions of one slot are told apart by what an order
+// goes through: placed, triggered, filled, then cancelled or expired; within a transaction, its log
+// says.
+func (e *OrderEvent) after(f OrderEvent) bool {
+	if e.TxSig == f.TxSig || e.Ts != f.Ts || e.Slot != f.Slot {
+		return e.Pos.Compare(f.Pos) > 0
+	}
+	if c := cmp.Compare(stage(e.Action), stage(f.Action)); c != 0 {
+		return c > 0
+	}
+	return e.Pos.Compare(f.Pos) > 0
+}
+
+// stage is where an action comes in an order's life.
+func stage(action string) int {
+	switch action {
+	case events.ActionPlace:
+		return 0
+	case events.ActionTrigger:
+		return 1
+	case events.ActionFill:
+		return 2
+	}
+	return 3 // cancel, expire
 }
 
 // start is the order as its base tells it.

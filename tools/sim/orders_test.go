@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/services/user"
 	"github.com/tidemark/tidemark/tools/sim"
 )
 
@@ -89,6 +90,32 @@ func generateOrders(t *testing.T) *hourOfOrders {
 					o.fills, o.fillAt, o.taker = append(o.fills, r), append(o.fillAt, i), append(o.taker, side.taker)
 				}
 			}
+		}
+		// A record is the order's placement, as the chain gives it: the state the tests check is
+		// what a consumer folds from it, its actions and its fills.
+		for _, o := range h.orders {
+			if o.rec == nil {
+				continue
+			}
+			var evs []user.OrderEvent
+			for _, a := range o.acts {
+				evs = append(evs, user.OrderEvent{Pos: user.Pos{Ts: a.Ts, Slot: a.Slot, TxSig: a.TxSig, Index: a.TxSigIndex},
+					Action: a.Action, Explanation: a.ActionExplanation})
+			}
+			for _, f := range o.fills {
+				for _, side := range user.Sides(f) {
+					if side.Account == o.key.user && side.OrderID == o.key.id {
+						evs = append(evs, user.OrderEvent{Pos: user.Pos{Ts: f.Ts, Slot: f.Slot, TxSig: f.TxSig, Index: f.TxSigIndex},
+							Action: events.ActionFill, Explanation: f.ActionExplanation,
+							FilledBase: side.FilledBase, FilledQuote: side.FilledQuote, Fee: side.Fee})
+					}
+				}
+			}
+			folded, err := user.Fold(user.OrderBase{Record: o.rec, Account: o.key.user, OrderID: o.key.id}, evs)
+			if err != nil {
+				t.Fatalf("fold order %v: %v", o.key, err)
+			}
+			o.rec = folded
 		}
 		ordersHour = h
 	})

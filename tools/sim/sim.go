@@ -248,6 +248,9 @@ func (s *Simulator) generate(start, end int64, emit func(ts int64, m events.Mess
 	}
 	s.fillIDs.start(start, s.cursor)
 	send := func(it item) error {
+		if o, ok := it.rec.(*events.Order); ok {
+			it.rec = placement(o)
+		}
 		msg, err := events.Encode(it.topic, it.rec)
 		if err != nil {
 			return fmt.Errorf("simulator produced a bad %s record: %w", it.topic, err)
@@ -348,6 +351,18 @@ func sortBySecond(items []item, start int64, dst []item) []item {
 		next[sec]++
 	}
 	return dst
+}
+
+// placement is an order's record as the chain gives it: the program emits an OrderRecord when the
+// order is placed, so the record is the order at placement (open, nothing filled, no fee) and a
+// consumer folds its actions and fills into it (services/user.Fold). The simulator plans each
+// order whole, so its record says what the order became; this is that record before any of it.
+func placement(o *events.Order) *events.Order {
+	p := *o
+	p.Status, p.LastActionStatus, p.LastActionExplanation = events.OrderStatusOpen, events.LastActionOpen, events.ExplanationNone
+	p.BaseAssetAmountFilled, p.QuoteAssetAmountFilled, p.QuoteAssetAmount, p.CumulativeFee = "0", "0", "0", "0"
+	p.LastUpdatedTs = p.Ts
+	return &p
 }
 
 // chainOrder is the order the chain gives the records of one second (items, all of one ts): by

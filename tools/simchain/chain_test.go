@@ -39,7 +39,6 @@ func meant(tb testing.TB, msgs []events.Message) map[recordKey]string {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		notCarried(rec)
 		tx := txOfRecord(rec)
 		out[recordKey{m.Topic, tx.TxSig, tx.TxSigIndex}] = mustJSON(tb, rec)
 	}
@@ -197,7 +196,6 @@ func checkShape(tb testing.TB, slot int64, t *solTx) {
 
 func (x *indexed) add(tb testing.TB, m records.Mapped) {
 	tb.Helper()
-	notCarried(m.Record)
 	tx := txOfRecord(m.Record)
 	k := recordKey{m.Topic, tx.TxSig, tx.TxSigIndex}
 	if _, dup := x.records[k]; dup {
