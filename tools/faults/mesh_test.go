@@ -17,12 +17,16 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/tidemark/tidemark/operator/export"
+	"github.com/tidemark/tidemark/operator/local"
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/kit"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
+	"github.com/tidemark/tidemark/platform/objstore"
 	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/platform/telemetry"
+	authority "github.com/tidemark/tidemark/services/authority/service"
 	"github.com/tidemark/tidemark/tools/devstack"
 	"github.com/tidemark/tidemark/tools/sim"
 )
@@ -41,6 +45,18 @@ func declaration(tb testing.TB, name string) kit.Service {
 }
 
 func lookup(name string) (kit.Service, bool) {
+	if name == "authority" {
+		// Its export API needs somewhere to run jobs and keep files: the dev stack's, in a folder.
+		files, err := objstore.NewLocal(objstore.LocalConfig{Dir: os.TempDir(), BaseURL: "http://127.0.0.1/downloads", Key: kittest.PageKey})
+		if err != nil {
+			panic(err)
+		}
+		runner, err := local.New(export.Config{}, export.Deps{Store: files, Source: export.HTTPSource{}}, nil)
+		if err != nil {
+			panic(err)
+		}
+		return authority.Service(authority.Config{Exports: &authority.Exports{Jobs: runner, Files: files}}), true
+	}
 	for _, svc := range devstack.Services() {
 		if svc.Name == name {
 			return svc, true
