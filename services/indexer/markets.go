@@ -72,6 +72,18 @@ func (a *marketAccounts) refresh(ctx context.Context) error {
 	}
 	a.perps, a.spots = perpKeys, spotKeys
 	a.idx.mapper.Store(records.New(cat))
+	// Every market's gap counters exist from the start at 0, so that an alert's increase() sees the
+	// first gap and a dashboard lists the markets watched.
+	for i := range perps {
+		m := Market{Type: drift.MarketTypePerp, Index: perps[i].MarketIndex}.String()
+		a.idx.m.fillGaps.WithLabelValues(m)
+		a.idx.m.fillGapIDs.WithLabelValues(m)
+	}
+	for i := range spots {
+		m := Market{Type: drift.MarketTypeSpot, Index: spots[i].MarketIndex}.String()
+		a.idx.m.fillGaps.WithLabelValues(m)
+		a.idx.m.fillGapIDs.WithLabelValues(m)
+	}
 	a.idx.log.Info("read the market accounts", "perp", len(perps), "spot", len(spots))
 	return nil
 }

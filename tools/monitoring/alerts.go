@@ -11,12 +11,13 @@ var Thresholds = []Threshold{
 	{"errorRatio", "0.05", "Share of a service's answers that are 5xx that fires TidemarkErrorRatio."},
 	{"latencyObjective", "0.5", "Seconds within which a REST group answers 99% of its requests; slower fires TidemarkLatencyObjective."},
 	{"wsOverflowDisconnects", "10", "Clients the WebSocket edge cuts off for a full queue in 10 minutes that fire TidemarkWebSocketOverflowDisconnects."},
+	IndexerSlotLagThreshold,
 }
 
 // Alerts are the chart's alerts, in the README's order.
 func Alerts() []Alert {
 	return []Alert{consumerLag, consumerLagGrowing, dlqGrowth, errorRatio, latencyObjective, notReady, targetDown,
-		postgresUnreachable, wsOverflows, exportFailures, operatorNoLeader}
+		postgresUnreachable, wsOverflows, exportFailures, operatorNoLeader, IndexerSlotLag, IndexerFillGaps}
 }
 
 // ns is the alerts' selector of the release's series.

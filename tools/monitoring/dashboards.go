@@ -1,8 +1,7 @@
 package monitoring
 
-// Dashboards are the chart's dashboards, in the order Grafana lists them. The indexer's joins this
-// list (and its alerts Alerts) once the indexer is a deployable of the mesh: see indexer.go.
-func Dashboards() []Dashboard { return []Dashboard{overview, edge, exports} }
+// Dashboards are the chart's dashboards, in the order Grafana lists them.
+func Dashboards() []Dashboard { return []Dashboard{overview, edge, exports, Indexer} }
 
 // The selectors every panel of a dashboard shares: its namespace and, on the overview, the chosen
 // services. Kept as constants so that a query reads as its metric and what it does with it.

@@ -14,16 +14,10 @@ import (
 	"github.com/tidemark/tidemark/tools/monitoring"
 )
 
-// dormant are the declarations the chart does not carry yet (the indexer's): held to the same rules.
-var (
-	dormantDashboards = []monitoring.Dashboard{monitoring.Indexer}
-	dormantAlerts     = []monitoring.Alert{monitoring.IndexerSlotLag, monitoring.IndexerFillGaps}
-)
-
 // TestQueriesParse: every query parses as PromQL with the tokens its dashboard or the chart gives
 // it, and uses no other.
 func TestQueriesParse(t *testing.T) {
-	for _, d := range slices.Concat(monitoring.Dashboards(), dormantDashboards) {
+	for _, d := range monitoring.Dashboards() {
 		known := []string{"__rate_interval"}
 		for _, v := range d.Vars {
 			known = append(known, v.Name)
@@ -39,7 +33,7 @@ func TestQueriesParse(t *testing.T) {
 			}
 		}
 	}
-	for _, a := range slices.Concat(monitoring.Alerts(), dormantAlerts) {
+	for _, a := range monitoring.Alerts() {
 		for _, tok := range slices.Concat(monitoring.Tokens(a.Expr), monitoring.Tokens(a.For)) {
 			if release.Value(tok) == "" {
 				t.Errorf("%s uses $%s, neither the release's nor a threshold", a.Name, tok)
@@ -56,7 +50,7 @@ func TestQueriesParse(t *testing.T) {
 // Grafana reads, with a title and panels that say what they show.
 func TestDeclarationsAreComplete(t *testing.T) {
 	names := map[string]bool{}
-	for _, a := range slices.Concat(monitoring.Alerts(), dormantAlerts) {
+	for _, a := range monitoring.Alerts() {
 		if names[a.Name] {
 			t.Errorf("two alerts %s", a.Name)
 		}
@@ -76,7 +70,7 @@ func TestDeclarationsAreComplete(t *testing.T) {
 		}
 	}
 	uids := map[string]bool{}
-	for _, d := range slices.Concat(monitoring.Dashboards(), dormantDashboards) {
+	for _, d := range monitoring.Dashboards() {
 		if uids[d.UID] || d.Title == "" || len(d.Rows) == 0 {
 			t.Errorf("dashboard %q: a second of its uid, no title or no rows", d.UID)
 		}

@@ -1,10 +1,7 @@
 package monitoring
 
-// The indexer's dashboard and alerts, declared ahead of the indexer joining the mesh. Until it runs
-// in the dev stack nothing could prove their metrics exist, so they are in neither Dashboards nor
-// Alerts: once it does, add Indexer to Dashboards and IndexerSlotLag and IndexerFillGaps to Alerts,
-// its slotLag threshold to Thresholds and values.yaml, and the tests hold them to its /metrics like
-// the rest. Its metrics carry the service label the kit gives every service (service="indexer").
+// The indexer's dashboard and alerts. Its metrics carry the service label the kit gives every
+// service (service="indexer").
 
 // Indexer is the indexer's dashboard.
 var Indexer = Dashboard{

@@ -25,21 +25,3 @@ func TestAlertsUnderPromtool(t *testing.T) {
 	}
 }
 
-// TestIndexerAlertsUnderPromtool: the indexer's alerts, which the chart carries once the indexer is
-// in the mesh, already pass the same.
-func TestIndexerAlertsUnderPromtool(t *testing.T) {
-	promtool := tool(t, "promtool")
-	dir := t.TempDir()
-	alerts := []monitoring.Alert{monitoring.IndexerSlotLag, monitoring.IndexerFillGaps}
-	b, err := monitoring.Rules(alerts, release)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rules := writeFile(t, dir, "rules.yaml", b)
-	run(t, promtool, "check", "rules", rules)
-	tests, err := monitoring.UnitTests(alerts, rules, release)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run(t, promtool, "test", "rules", writeFile(t, dir, "tests.yaml", tests))
-}
