@@ -294,7 +294,7 @@ func sleep(ctx context.Context, d time.Duration) {
 type batch struct {
 	msgs  []events.Message
 	users []newUser // the new users among msgs, to complete from their accounts
-	slot  uint64            // the last slot whose records are in msgs
+	slot  uint64    // the last slot whose records are in msgs
 }
 
 // newUser is a new user's record and where its message is in the batch.

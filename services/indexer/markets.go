@@ -236,7 +236,10 @@ func (idx *Indexer) completeUsers(ctx context.Context, b *batch) error {
 			into func([]byte) error
 		}{
 			{"User", func(d []byte) error { acc.User = new(drift.User); return acc.User.UnmarshalBinary(d) }},
-			{"RevenueShare", func(d []byte) error { acc.RevenueShare = new(records.RevenueShare); return acc.RevenueShare.UnmarshalBinary(d) }},
+			{"RevenueShare", func(d []byte) error {
+				acc.RevenueShare = new(records.RevenueShare)
+				return acc.RevenueShare.UnmarshalBinary(d)
+			}},
 			{"RevenueShareEscrow", func(d []byte) error {
 				acc.RevenueShareEscrow = new(records.RevenueShareEscrow)
 				return acc.RevenueShareEscrow.UnmarshalBinary(d)

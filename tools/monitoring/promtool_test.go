@@ -24,4 +24,3 @@ func TestAlertsUnderPromtool(t *testing.T) {
 		t.Errorf("%d unit tests for %d alerts, want a firing and a quiet one each", n, len(monitoring.Alerts()))
 	}
 }
-
