@@ -125,6 +125,9 @@ func TestMakeRunServesTheMesh(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
+	// The other services consume the same backfill at their own pace (user's writes are the
+	// heaviest): they get their own time to show it.
+	deadline = time.Now().Add(4 * time.Minute)
 	// The User tag, on the same edge: the account of the trade seen above has it among its trades.
 	eventually(t, deadline, "the taker's trades through the user service", func() bool {
 		var f fills
