@@ -315,7 +315,7 @@ func (idx *Indexer) span(ctx context.Context, slots []uint64, end uint64, fills 
 		if f.slot != slot {
 			return fmt.Errorf("indexer: block of slot %d came for slot %d", f.slot, slot)
 		}
-		idx.block(&b, slot, f.block, fills)
+		idx.block(ctx, &b, slot, f.block, fills)
 		b.slot = slot
 		if len(b.msgs) >= idx.cfg.BatchEvents {
 			if err := idx.flush(ctx, &b, fills); err != nil {
@@ -328,7 +328,7 @@ func (idx *Indexer) span(ctx context.Context, slots []uint64, end uint64, fills 
 }
 
 // block adds the records of one block to b.
-func (idx *Indexer) block(b *batch, slot uint64, blk *rpc.Block, fills *fillIDs) {
+func (idx *Indexer) block(ctx context.Context, b *batch, slot uint64, blk *rpc.Block, fills *fillIDs) {
 	idx.m.blocks.Inc()
 	for i := range blk.Transactions {
 		tx := &blk.Transactions[i]
@@ -352,18 +352,18 @@ func (idx *Indexer) block(b *batch, slot uint64, blk *rpc.Block, fills *fillIDs)
 				"slot", slot, "tx", tx.Signature(), "eventsKept", len(res.Events))
 		}
 		for _, ev := range res.Events {
-			idx.event(b, slot, tx.Signature(), ev, fills)
+			idx.event(ctx, b, slot, tx.Signature(), ev, fills)
 		}
 	}
 }
 
 // event adds the record of one event to b.
-func (idx *Indexer) event(b *batch, slot uint64, sig string, ev txlog.Event, fills *fillIDs) {
+func (idx *Indexer) event(ctx context.Context, b *batch, slot uint64, sig string, ev txlog.Event, fills *fillIDs) {
 	c := records.Context{TxSig: sig, TxSigIndex: ev.TxSigIndex, Slot: int64(slot)}
 	rec, ok, err := idx.mapper.Load().Map(ev.Event, c)
 	if errors.Is(err, records.ErrUnknownMarket) {
 		// A market listed after the catalogue was read: read the accounts again, once.
-		if rerr := idx.markets.refresh(context.Background()); rerr != nil {
+		if rerr := idx.markets.refresh(ctx); rerr != nil {
 			idx.log.Warn("read the market accounts again", "err", rerr)
 		}
 		rec, ok, err = idx.mapper.Load().Map(ev.Event, c)
