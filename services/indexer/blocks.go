@@ -2,6 +2,7 @@ package indexer
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/tidemark/tidemark/platform/chain/rpc"
@@ -66,18 +67,16 @@ func (idx *Indexer) fetch(ctx context.Context, slots []uint64) <-chan fetched {
 // The client retries what passes by itself; what is left, even a "skipped" answer for a slot the
 // node listed, is read again after a pause: a listed slot is never passed over.
 func (idx *Indexer) readBlock(ctx context.Context, slot uint64) *rpc.Block {
-	wait := 500 * time.Millisecond
-	for {
-		b, err := idx.rpc.Block(ctx, slot, rpc.Finalized)
-		if err == nil {
-			return b
+	var b *rpc.Block
+	err := retry(ctx, idx.log, fmt.Sprintf("read the block of slot %d", slot), 500*time.Millisecond, 30*time.Second, func() error {
+		var err error
+		if b, err = idx.rpc.Block(ctx, slot, rpc.Finalized); err != nil && ctx.Err() == nil {
+			idx.m.slotRetries.Inc()
 		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		idx.m.slotRetries.Inc()
-		idx.log.Warn("read a block again", "slot", slot, "err", err, "in", wait)
-		sleep(ctx, wait)
-		wait = min(2*wait, 30*time.Second)
+		return err
+	})
+	if err != nil {
+		return nil
 	}
+	return b
 }

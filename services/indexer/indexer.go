@@ -408,7 +408,7 @@ func (idx *Indexer) flush(ctx context.Context, b *batch, fills *fillIDs) error {
 		}
 	}
 	if len(b.msgs) > 0 {
-		if err := retry(ctx, idx.log, "write records to Kafka", func() error { return idx.out.Write(ctx, b.msgs...) }); err != nil {
+		if err := retry(ctx, idx.log, "write records to Kafka", retryFirst, retryMost, func() error { return idx.out.Write(ctx, b.msgs...) }); err != nil {
 			return err
 		}
 		for _, m := range b.msgs {
@@ -416,7 +416,7 @@ func (idx *Indexer) flush(ctx context.Context, b *batch, fills *fillIDs) error {
 		}
 	}
 	cp := Checkpoint{Slot: b.slot, FillIDs: fills.snapshot()}
-	if err := retry(ctx, idx.log, "save the checkpoint", func() error { return idx.store.Save(ctx, cp) }); err != nil {
+	if err := retry(ctx, idx.log, "save the checkpoint", retryFirst, retryMost, func() error { return idx.store.Save(ctx, cp) }); err != nil {
 		return err
 	}
 	idx.checkpoint.Store(b.slot)
@@ -427,9 +427,17 @@ func (idx *Indexer) flush(ctx context.Context, b *batch, fills *fillIDs) error {
 	return nil
 }
 
-// retry runs f until it succeeds or ctx ends, backing off from 100ms to 10s.
-func retry(ctx context.Context, log *slog.Logger, what string, f func() error) error {
-	wait := 100 * time.Millisecond
+// The waits between attempts to write to Kafka, Postgres or read accounts: short first, since most
+// failures are a leader moving, and bounded so that a long outage is retried often enough.
+const (
+	retryFirst = 100 * time.Millisecond
+	retryMost  = 10 * time.Second
+)
+
+// retry runs f until it succeeds or ctx ends, waiting from first to most between attempts,
+// doubling.
+func retry(ctx context.Context, log *slog.Logger, what string, first, most time.Duration, f func() error) error {
+	wait := first
 	for {
 		err := f()
 		if err == nil {
@@ -440,6 +448,6 @@ func retry(ctx context.Context, log *slog.Logger, what string, f func() error) e
 		}
 		log.Warn(what+" failed: retrying", "err", err, "in", wait)
 		sleep(ctx, wait)
-		wait = min(2*wait, 10*time.Second)
+		wait = min(2*wait, most)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tidemark/tidemark/platform/app"
 	"github.com/tidemark/tidemark/platform/chain/drift"
 	"github.com/tidemark/tidemark/platform/chain/records"
 	"github.com/tidemark/tidemark/platform/chain/rpc"
@@ -123,15 +124,8 @@ func (a *marketAccounts) probe(ctx context.Context, address func(uint16) solana.
 // follow writes the markets' states every Config.Accounts until ctx ends, and reads the catalogue
 // again every Config.StateEvery to see new markets.
 func (a *marketAccounts) follow(ctx context.Context) {
-	t := time.NewTicker(a.idx.cfg.Accounts)
-	defer t.Stop()
 	lastRefresh := time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	_ = app.Every(ctx, a.idx.cfg.Accounts, func(ctx context.Context) {
 		if time.Since(lastRefresh) >= a.idx.cfg.StateEvery {
 			if err := a.refresh(ctx); err != nil && ctx.Err() == nil {
 				a.idx.log.Warn("read the market accounts", "err", err)
@@ -141,7 +135,7 @@ func (a *marketAccounts) follow(ctx context.Context) {
 		if err := a.states(ctx); err != nil && ctx.Err() == nil {
 			a.idx.log.Warn("write the market states", "err", err)
 		}
-	}
+	})
 }
 
 // states reads the market accounts once and writes the state of each that changed or was last
@@ -220,7 +214,7 @@ func (idx *Indexer) completeUsers(ctx context.Context, b *batch) error {
 		keys = append(keys, user, share, escrow)
 	}
 	var got []*rpc.Account
-	err := retry(ctx, idx.log, "read the new users' accounts", func() error {
+	err := retry(ctx, idx.log, "read the new users' accounts", retryFirst, retryMost, func() error {
 		var err error
 		got, _, err = idx.rpc.Accounts(ctx, keys, rpc.Finalized)
 		return err
