@@ -93,9 +93,11 @@ func TestMakeRunServesTheMesh(t *testing.T) {
 		taker = f.Records[0].Taker
 		return f.Records[0].Ts, true
 	}
-	// The backfill goes through the simulated chain and the indexer before the first recent trade
-	// shows; under make test's other packages that takes minutes on two cores.
-	deadline := time.Now().Add(5 * time.Minute)
+	// The backfill goes through the simulated chain, the indexer and every consumer before the first
+	// recent trade shows. How long that takes depends on what else the machine runs, so the test waits
+	// on the mesh's own progress, not a clock: the checks below start once it has caught up.
+	waitCaughtUp(t, registry, 15*time.Minute)
+	deadline := time.Now().Add(2 * time.Minute)
 	var first int64
 	for {
 		if ts, ok := newest(); ok && ts > time.Now().Add(-10*time.Minute).Unix() {
@@ -235,6 +237,56 @@ func edgePath(registry *prometheus.Registry) func() string {
 			}
 		}
 		return strings.Join(out, "\n")
+	}
+}
+
+// waitCaughtUp waits until the indexer's checkpoint is within its ready lag of the chain's tip and
+// every consumer of the stack is within a few batches of its partitions' ends, as the stack's metrics
+// say, or fails after most with where each stage stands. A consumer's lag is the one it saw at its
+// last commit, so it may trail by a batch; the checks that follow have deadlines of their own.
+func waitCaughtUp(t *testing.T, registry *prometheus.Registry, most time.Duration) {
+	t.Helper()
+	const readyLag, consumerLag = 150, 2000
+	deadline := time.Now().Add(most)
+	for {
+		families, err := registry.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tip, slotLag float64
+		lags := map[string]float64{} // by service
+		for _, f := range families {
+			for _, m := range f.GetMetric() {
+				service := ""
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "service" {
+						service = l.GetValue()
+					}
+				}
+				switch f.GetName() {
+				case "tidemark_indexer_tip_slot":
+					tip = m.GetGauge().GetValue()
+				case "tidemark_indexer_slot_lag":
+					slotLag = m.GetGauge().GetValue()
+				case "tidemark_ingest_lag":
+					lags[service] += m.GetGauge().GetValue()
+				}
+			}
+		}
+		_, market := lags["market"]
+		_, user := lags["user"]
+		caught := tip > 0 && slotLag <= readyLag && market && user
+		for _, lag := range lags {
+			caught = caught && lag <= consumerLag
+		}
+		if caught {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the mesh did not catch up with the backfill in %v: indexer tip %.0f, %.0f slots behind; consumers behind by %v",
+				most, tip, slotLag, lags)
+		}
+		time.Sleep(time.Second)
 	}
 }
 
