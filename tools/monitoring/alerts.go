@@ -212,7 +212,7 @@ var wsOverflows = Alert{
 	Runbook: Runbook{
 		Means:  "The WebSocket edge disconnected more than `prometheusRule.wsOverflowDisconnects` clients in 10 minutes because their queues overflowed (close code 1008): they read slower than it sends.",
 		Causes: []string{"a burst of edge events (a volatile market) larger than the clients' queues", "replicas short of CPU: writes fall behind for every client", "clients on slow networks subscribed to many channels"},
-		Check:  []string{"the WebSocket edge dashboard: *Disconnects by close code* against *Messages sent* and *Slow writes*", "the ws pods' CPU against their limits"},
+		Check:  []string{"the WebSocket edge dashboard: *Queue overflows* and *Disconnects by close code* (1008) against *Messages sent* and *Slow writes*", "the ws pods' CPU against their limits"},
 		Act:    []string{"replicas short of CPU: scale the edge (`ws.replicas`, or `ws.autoscaling` on connections)", "a burst: clients resume from their last seq, nothing is lost to them; raise `ws.config.WS_QUEUE_SIZE` if it recurs"},
 	},
 	Fires: []Case{{Name: "many cut off",

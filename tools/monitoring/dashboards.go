@@ -106,9 +106,13 @@ var edge = Dashboard{
 		}},
 		{Title: "Slow clients", Panels: []Panel{
 			{Title: "Disconnects by close code", Unit: "short",
-				Description: "Clients the edge cut off because their queue overflowed (close 1008: they read too slowly). " +
-					"The edge counts no other close code.",
-				Queries: []Query{{`sum(increase(ws_queue_overflows_total{` + inNamespace + `}[$__rate_interval]))`, "1008 queue overflow"}}},
+				Description: "Connections ended, by the code of their close handshake: 1000 the client closed, 1001 a replica stopped, " +
+					"1006 the connection dropped without a handshake, 1008 too slow a reader (no pong, or its queue overflowed), " +
+					"1009 a message too large; other: codes a client chose.",
+				Queries: []Query{{`sum by (code) (increase(ws_disconnects_total{` + inNamespace + `}[$__rate_interval]))`, "{{code}}"}}},
+			{Title: "Queue overflows", Unit: "short",
+				Description: "Clients the edge cut off because their queue overflowed (close 1008: they read slower than it sends).",
+				Queries:     []Query{{`sum(increase(ws_queue_overflows_total{` + inNamespace + `}[$__rate_interval]))`, "queue overflow"}}},
 			{Title: "Slow writes", Unit: "short",
 				Description: "Writes that found a client's socket full: the client got a writer of its own until its queue drained.",
 				Queries:     []Query{{`sum(increase(ws_slow_writes_total{` + inNamespace + `}[$__rate_interval]))`, "slow writes"}}},

@@ -128,6 +128,7 @@ func (c *Client) enqueue(f *frame) {
 		c.closeF = closeFrame(ClosePolicy, fmt.Sprintf("queue overflow: more than %d messages waiting, read faster", c.h.cfg.QueueSize))
 		c.queue, c.head = nil, 0
 		c.h.m.overflows.Inc()
+		c.h.m.disconnected(ClosePolicy)
 		// A write blocked on a client that does not read returns at once.
 		_ = c.nc.SetWriteDeadline(time.Now())
 		c.scheduleLocked()
@@ -156,6 +157,7 @@ func (c *Client) close(code int, reason string) {
 		return
 	}
 	c.closing = true
+	c.h.m.disconnected(code)
 	if code != 0 {
 		c.closeF = closeFrame(code, reason)
 	}
@@ -457,6 +459,9 @@ func (c *Client) finish(closeF *frame) {
 
 func (c *Client) drop() {
 	c.mu.Lock()
+	if !c.closing { // a write failed before any close: no handshake
+		c.h.m.disconnected(0)
+	}
 	c.closing, c.finished = true, true
 	c.queue, c.head = nil, 0
 	c.mu.Unlock()

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tidemark/tidemark/platform/events"
@@ -24,24 +25,6 @@ type replica struct {
 	*hub.Hub
 	url string
 	reg *prometheus.Registry
-}
-
-// counter is the sum of a counter of the replica's over its labels.
-func (r *replica) counter(t *testing.T, name string) float64 {
-	t.Helper()
-	mfs, err := r.reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum float64
-	for _, mf := range mfs {
-		if mf.GetName() == name {
-			for _, m := range mf.GetMetric() {
-				sum += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return sum
 }
 
 // startReplica starts a replica; setup runs before it serves (the hub's Set* calls).
@@ -174,10 +157,10 @@ func TestRepeatsAndGaps(t *testing.T) {
 		}
 	}
 	c.Quiet(100 * time.Millisecond)
-	if got := r.counter(t, "ws_edge_repeats_total"); got != 4 {
+	if got := wstest.Sum(t, r.reg, "ws_edge_repeats_total"); got != 4 {
 		t.Errorf("%v repeats counted, want 4", got)
 	}
-	if got := r.counter(t, "ws_edge_gaps_total"); got != 1 {
+	if got := wstest.Sum(t, r.reg, "ws_edge_gaps_total"); got != 1 {
 		t.Errorf("%v gaps counted, want 1", got)
 	}
 	for since, resumed := range map[int64]bool{5: false, 7: true, 8: true} {
@@ -272,4 +255,50 @@ func TestNotificationsSeqReadWhileMessagesCome(t *testing.T) {
 		t.Errorf("third ack %s after %d reads, want 59 after 1", ack.Raw, reads.Load())
 	}
 	third.Quiet(100 * time.Millisecond)
+}
+
+// TestDisconnectsByCloseCode: every way a connection ends is counted once, under the code it ended
+// with; codes a client makes up share one label.
+func TestDisconnectsByCloseCode(t *testing.T) {
+	cases := []struct {
+		name string
+		end  func(r *replica, c *wstest.Conn)
+		code string
+	}{
+		{"the client closes normally", func(_ *replica, c *wstest.Conn) { sendClose(t, c, websocket.CloseNormalClosure) }, "1000"},
+		{"the client closes with its own code", func(_ *replica, c *wstest.Conn) { sendClose(t, c, 4321) }, "other"},
+		{"the client's connection drops", func(_ *replica, c *wstest.Conn) { c.UnderlyingConn().Close() }, "1006"},
+		{"the replica stops", func(r *replica, _ *wstest.Conn) { r.CloseAll(hub.CloseGoingAway, "stopping", time.Second) }, "1001"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := startReplica(t, 0)
+			c := wstest.Dial(t, r.url)
+			c.Send(`{"type":"subscribe","symbol":"SOL-PERP","resolution":"1"}`)
+			c.Expect("subscription", "candle:SOL-PERP:1")
+			tc.end(r, c)
+			deadline := time.Now().Add(5 * time.Second)
+			for wstest.Sum(t, r.reg, "ws_disconnects_total", "code", tc.code) < 1 {
+				if time.Now().After(deadline) {
+					t.Fatalf("no disconnect counted under code %s", tc.code)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			time.Sleep(100 * time.Millisecond) // the connection's later ends (its reader, its writer) must not count again
+			if got := wstest.Sum(t, r.reg, "ws_disconnects_total"); got != 1 {
+				t.Fatalf("%v disconnects counted, want 1", got)
+			}
+		})
+	}
+}
+
+// sendClose writes a close frame of code and waits for the answer.
+func sendClose(t *testing.T, c *wstest.Conn, code int) {
+	t.Helper()
+	if err := c.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(code, "")); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := c.CloseCode(5 * time.Second); got != code {
+		t.Fatalf("the edge answered close %d with %d", code, got)
+	}
 }

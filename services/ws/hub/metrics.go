@@ -1,6 +1,10 @@
 package hub
 
 import (
+	"slices"
+	"strconv"
+
+	"github.com/gorilla/websocket"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tidemark/tidemark/platform/telemetry"
@@ -13,6 +17,7 @@ type metrics struct {
 	sent          prometheus.Counter
 	bytes         prometheus.Counter
 	overflows     prometheus.Counter
+	disconnects   *prometheus.CounterVec
 	latency       prometheus.Histogram
 	edge          *prometheus.CounterVec
 	rejected      *prometheus.CounterVec
@@ -35,6 +40,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "ws_sent_bytes_total", Help: "Bytes of the WebSocket frames written to clients."})),
 		overflows: telemetry.Register(reg, prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "ws_queue_overflows_total", Help: "Clients disconnected because their queue overflowed (they read too slowly)."})),
+		disconnects: telemetry.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ws_disconnects_total",
+			Help: "Connections ended, by close code: the code of the close handshake (the edge's, or the client's it answered), 1006 when the connection ended without one, other for codes outside the standard ones."},
+			[]string{"code"})),
 		latency: telemetry.Register(reg, prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "ws_fanout_latency_seconds",
 			Help:    "From an edge message's topic timestamp to its frame written to a client's socket.",
@@ -58,5 +67,30 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	for _, t := range ws.ChannelTypes() {
 		m.subscriptions.WithLabelValues(string(t))
 	}
+	for _, code := range closeCodes {
+		m.disconnects.WithLabelValues(strconv.Itoa(code))
+	}
+	m.disconnects.WithLabelValues("other")
 	return m
+}
+
+// closeCodes are the close codes counted by their number: the standard ones a connection can end
+// with. A client may close with any code it likes; the rest share one label, so that clients cannot
+// grow the edge's series.
+var closeCodes = []int{
+	websocket.CloseNormalClosure, websocket.CloseGoingAway, websocket.CloseProtocolError,
+	websocket.CloseUnsupportedData, websocket.CloseAbnormalClosure, websocket.CloseInvalidFramePayloadData,
+	websocket.ClosePolicyViolation, websocket.CloseMessageTooBig, websocket.CloseInternalServerErr,
+}
+
+// disconnected counts a connection's end with code (0: without a close handshake).
+func (m *metrics) disconnected(code int) {
+	if code == 0 {
+		code = websocket.CloseAbnormalClosure
+	}
+	label := "other"
+	if slices.Contains(closeCodes, code) {
+		label = strconv.Itoa(code)
+	}
+	m.disconnects.WithLabelValues(label).Inc()
 }

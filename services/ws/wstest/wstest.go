@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -108,7 +109,14 @@ func (e *Edge) Stop(tb testing.TB) {
 // Metric is the value of a counter or gauge of the edge (summed over labels).
 func (e *Edge) Metric(tb testing.TB, name string) float64 {
 	tb.Helper()
-	mfs, err := e.Registry.Gather()
+	return Sum(tb, e.Registry, name)
+}
+
+// Sum is the sum of the counters or gauges called name in g whose labels include the pairs
+// labels gives (name, value, name, value...).
+func Sum(tb testing.TB, g prometheus.Gatherer, name string, labels ...string) float64 {
+	tb.Helper()
+	mfs, err := g.Gather()
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -117,7 +125,15 @@ func (e *Edge) Metric(tb testing.TB, name string) float64 {
 		if mf.GetName() != name {
 			continue
 		}
+	metrics:
 		for _, m := range mf.GetMetric() {
+			for i := 0; i+1 < len(labels); i += 2 {
+				if !slices.ContainsFunc(m.GetLabel(), func(l *dto.LabelPair) bool {
+					return l.GetName() == labels[i] && l.GetValue() == labels[i+1]
+				}) {
+					continue metrics
+				}
+			}
 			sum += value(m)
 		}
 	}
