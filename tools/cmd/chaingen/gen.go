@@ -18,6 +18,9 @@ type Config struct {
 	Package  string   // the generated package's name
 	IDLFile  string   // the IDL's file name, for the header
 	Accounts []string // the accounts to generate, by IDL name
+	// Instructions are the instructions to generate builders for, by IDL name; every error of the
+	// IDL is generated.
+	Instructions []string
 }
 
 // File is one generated file.
@@ -28,11 +31,19 @@ type File struct {
 
 // The legacy (Anchor 0.29) IDL, as far as the generator reads it.
 type idl struct {
-	Version  string    `json:"version"`
-	Name     string    `json:"name"`
-	Accounts []idlDef  `json:"accounts"`
-	Types    []idlDef  `json:"types"`
-	Events   []idlItem `json:"events"`
+	Version      string           `json:"version"`
+	Name         string           `json:"name"`
+	Accounts     []idlDef         `json:"accounts"`
+	Types        []idlDef         `json:"types"`
+	Events       []idlItem        `json:"events"`
+	Errors       []idlError       `json:"errors"`
+	Instructions []idlInstruction `json:"instructions"`
+}
+
+type idlError struct {
+	Code uint32 `json:"code"`
+	Name string `json:"name"`
+	Msg  string `json:"msg"`
 }
 
 type idlDef struct {
@@ -180,6 +191,9 @@ func Generate(src []byte, cfg Config) ([]File, error) {
 	for _, t := range g.idl.Types {
 		g.raw[t.Name] = t
 	}
+	if err := checkErrors(g.idl.Errors); err != nil {
+		return nil, err
+	}
 
 	events := make([]*def, 0, len(g.idl.Events))
 	for _, e := range g.idl.Events {
@@ -226,6 +240,7 @@ func Generate(src []byte, cfg Config) ([]File, error) {
 		{"zz_generated.types.go", func(b *bytes.Buffer) { g.emitTypes(b) }},
 		{"zz_generated.events.go", func(b *bytes.Buffer) { g.emitEvents(b, events) }},
 		{"zz_generated.accounts.go", func(b *bytes.Buffer) { g.emitAccounts(b, accounts) }},
+		{"zz_generated.errors.go", func(b *bytes.Buffer) { g.emitErrors(b) }},
 	} {
 		var b bytes.Buffer
 		b.WriteString(header)
@@ -615,6 +630,8 @@ func (g *gen) emitAccounts(b *bytes.Buffer, accounts []*def) {
 func fixImports(src []byte) []byte {
 	var imports []string
 	for _, imp := range []struct{ path, use string }{
+		{"cmp", "cmp."},
+		{"slices", "slices."},
 		{"strconv", "strconv."},
 		{"github.com/tidemark/tidemark/platform/chain/anchor", "anchor."},
 		{"github.com/tidemark/tidemark/platform/chain/borsh", "borsh."},

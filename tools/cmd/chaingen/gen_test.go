@@ -65,6 +65,8 @@ func TestGenerateRefuses(t *testing.T) {
 		{"reserved field", `{"events":[{"name":"E","fields":[{"name":"absent","type":"u8"}]}]}`},
 		{"event without fields", `{"events":[{"name":"E","fields":[]}]}`},
 		{"missing account", `{"events":[]}`},
+		{"error code twice", `{"errors":[{"code":6000,"name":"A","msg":"a"},{"code":6000,"name":"B","msg":"b"}]}`},
+		{"error without name", `{"errors":[{"code":6000,"msg":"a"}]}`},
 	}
 	for _, c := range cases {
 		if _, err := Generate([]byte(c.idl), Config{Package: "p", IDLFile: "idl.json", Accounts: []string{"User"}}); err == nil {
