@@ -1795,6 +1795,26 @@ func (v ContractTier) String() string {
 	return "ContractTier(" + strconv.Itoa(int(v)) + ")"
 }
 
+// SettlePnlMode is the IDL enum SettlePnlMode: its variant's index, as Borsh writes it.
+type SettlePnlMode uint8
+
+// The variants of SettlePnlMode.
+const (
+	SettlePnlModeMustSettle SettlePnlMode = iota
+	SettlePnlModeTrySettle
+)
+
+// String is the variant's IDL name.
+func (v SettlePnlMode) String() string {
+	switch v {
+	case SettlePnlModeMustSettle:
+		return "MustSettle"
+	case SettlePnlModeTrySettle:
+		return "TrySettle"
+	}
+	return "SettlePnlMode(" + strconv.Itoa(int(v)) + ")"
+}
+
 // SpotBalanceType is the IDL enum SpotBalanceType: its variant's index, as Borsh writes it.
 type SpotBalanceType uint8
 

@@ -225,6 +225,10 @@ func Generate(src []byte, cfg Config) ([]File, error) {
 		}
 		accounts = append(accounts, d)
 	}
+	instructions, err := g.instructionDefs(cfg.Instructions)
+	if err != nil {
+		return nil, err
+	}
 	// The types come in IDL order, whatever order they were reached in.
 	slices.SortFunc(g.order, func(a, b string) int {
 		return slices.IndexFunc(g.idl.Types, func(t idlDef) bool { return t.Name == a }) -
@@ -241,6 +245,7 @@ func Generate(src []byte, cfg Config) ([]File, error) {
 		{"zz_generated.events.go", func(b *bytes.Buffer) { g.emitEvents(b, events) }},
 		{"zz_generated.accounts.go", func(b *bytes.Buffer) { g.emitAccounts(b, accounts) }},
 		{"zz_generated.errors.go", func(b *bytes.Buffer) { g.emitErrors(b) }},
+		{"zz_generated.instructions.go", func(b *bytes.Buffer) { g.emitInstructions(b, instructions) }},
 	} {
 		var b bytes.Buffer
 		b.WriteString(header)

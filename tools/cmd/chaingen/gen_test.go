@@ -18,7 +18,7 @@ func TestGeneratedIsCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := Generate(src, Config{Package: "drift", IDLFile: "idl.json", Accounts: strings.Split(defaultAccounts, ",")})
+	files, err := Generate(src, Config{Package: "drift", IDLFile: "idl.json", Accounts: strings.Split(defaultAccounts, ","), Instructions: strings.Split(defaultInstructions, ",")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,6 +70,40 @@ func TestGenerateRefuses(t *testing.T) {
 	}
 	for _, c := range cases {
 		if _, err := Generate([]byte(c.idl), Config{Package: "p", IDLFile: "idl.json", Accounts: []string{"User"}}); err == nil {
+			t.Errorf("%s: generated", c.name)
+		}
+	}
+}
+
+func TestSnakeName(t *testing.T) {
+	cases := []struct{ idl, want string }{
+		{"deposit", "deposit"},
+		{"placeOrders", "place_orders"},
+		{"updateUserPerpPositionCustomMarginRatio", "update_user_perp_position_custom_margin_ratio"},
+		{"settleMultiplePnls", "settle_multiple_pnls"},
+		{"cancelOrdersByIds", "cancel_orders_by_ids"},
+		{"initializeRevenueShareEscrow", "initialize_revenue_share_escrow"},
+		{"liquidatePerpPnlForDeposit", "liquidate_perp_pnl_for_deposit"},
+		{"updateSpotMarketIfFactor", "update_spot_market_if_factor"},
+	}
+	for _, c := range cases {
+		if got := snakeName(c.idl); got != c.want {
+			t.Errorf("snakeName(%q) = %q, want %q", c.idl, got, c.want)
+		}
+	}
+}
+
+func TestGenerateRefusesInstructions(t *testing.T) {
+	cases := []struct{ name, idl string }{
+		{"missing instruction", `{"instructions":[]}`},
+		{"nested accounts", `{"instructions":[{"name":"ix","accounts":[{"name":"g","accounts":[{"name":"a","isMut":false,"isSigner":false}]}],"args":[]}]}`},
+		{"optional account", `{"instructions":[{"name":"ix","accounts":[{"name":"a","isMut":false,"isSigner":false,"isOptional":true}],"args":[]}]}`},
+		{"account twice", `{"instructions":[{"name":"ix","accounts":[{"name":"a","isMut":false,"isSigner":false},{"name":"a","isMut":true,"isSigner":false}],"args":[]}]}`},
+		{"undefined argument type", `{"instructions":[{"name":"ix","accounts":[],"args":[{"name":"a","type":{"defined":"Nope"}}]}]}`},
+		{"name clash", `{"instructions":[{"name":"ix","accounts":[],"args":[]}],"types":[{"name":"IxArgs","type":{"kind":"struct","fields":[]}}]}`},
+	}
+	for _, c := range cases {
+		if _, err := Generate([]byte(c.idl), Config{Package: "p", IDLFile: "idl.json", Instructions: []string{"ix"}}); err == nil {
 			t.Errorf("%s: generated", c.name)
 		}
 	}
