@@ -525,3 +525,42 @@ func TestAppendJSONFrom(t *testing.T) {
 		}
 	}
 }
+
+// fieldsError is a client error that adds properties to its answer.
+type fieldsError struct {
+	err    *fault.Error
+	fields map[string]any
+}
+
+func (e fieldsError) Error() string               { return e.err.Error() }
+func (e fieldsError) Unwrap() error               { return e.err }
+func (e fieldsError) ErrorFields() map[string]any { return e.fields }
+
+func TestErrorFields(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"added beside success and message",
+			fieldsError{fault.Errorf(fault.Invalid, "Insufficient collateral"), map[string]any{"code": 6003, "name": "InsufficientCollateral"}},
+			`{"code":6003,"message":"Insufficient collateral","name":"InsufficientCollateral","success":false}`},
+		{"cannot replace success or message",
+			fieldsError{fault.Errorf(fault.Invalid, "bad"), map[string]any{"success": true, "message": "fine"}},
+			`{"message":"bad","success":false}`},
+		{"wrapped", fmt.Errorf("build: %w", fieldsError{fault.Errorf(fault.Invalid, "bad"), map[string]any{"error": "bad"}}),
+			`{"error":"bad","message":"bad","success":false}`},
+		{"an internal error tells nothing", fieldsError{fault.Errorf(fault.Internal, "secret"), map[string]any{"detail": "secret"}},
+			`{"success":false,"message":"internal error"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := httpapi.New(httpapi.Options{})
+			a.Handle(http.MethodGet, "/x", func(*http.Request) (any, error) { return nil, tt.err })
+			r := mustGet(t, mustServe(t, a).URL+"/x")
+			if got := strings.TrimSpace(string(r.body)); got != tt.want {
+				t.Errorf("body %s, want %s", got, tt.want)
+			}
+		})
+	}
+}

@@ -104,7 +104,33 @@ func writeError(w http.ResponseWriter, r *http.Request, err error, code fault.Co
 	h := w.Header()
 	h.Del("Content-Disposition")
 	h.Set("Cache-Control", "no-store")
+	var extra ErrorFields
+	if code != fault.Internal && errors.As(err, &extra) {
+		writeJSON(w, status, withFields(body, extra.ErrorFields()))
+		return
+	}
 	writeJSON(w, status, body)
+}
+
+// ErrorFields is an error whose answer carries properties beside success and message: the /tx
+// routes answer a program's error with its code, name and a hint, as the protocol's API does. They
+// cannot replace success or message.
+type ErrorFields interface {
+	error
+	ErrorFields() map[string]any
+}
+
+// withFields is body with fields added (JSON object keys then come in name order).
+func withFields(body errorBody, fields map[string]any) any {
+	out := make(map[string]any, len(fields)+3)
+	for k, v := range fields {
+		out[k] = v
+	}
+	out["success"], out["message"] = body.Success, body.Message
+	if body.Error != "" {
+		out["error"] = body.Error
+	}
+	return out
 }
 
 // bareFailureBody is the answer of a server failure on a route with BareServerFailures.
