@@ -16,10 +16,6 @@ import (
 	"github.com/tidemark/tidemark/platform/events"
 )
 
-// probeChunk is how many market indexes one probe reads: markets are numbered from 0 without
-// holes and their accounts are never closed, so a chunk without any account ends the list.
-const probeChunk = rpc.MaxAccountsPerCall
-
 // marketAccounts reads the PerpMarket and SpotMarket accounts: all of them to make the catalogue,
 // and on a timer to write each market's state.
 type marketAccounts struct {
@@ -45,11 +41,11 @@ func newMarketAccounts(idx *Indexer) *marketAccounts {
 func (a *marketAccounts) refresh(ctx context.Context) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	perpKeys, perpAccounts, err := a.probe(ctx, drift.PerpMarketAddress)
+	perpKeys, perpAccounts, err := a.idx.rpc.Numbered(ctx, drift.PerpMarketAddress, drift.Program(), rpc.Finalized)
 	if err != nil {
 		return err
 	}
-	spotKeys, spotAccounts, err := a.probe(ctx, drift.SpotMarketAddress)
+	spotKeys, spotAccounts, err := a.idx.rpc.Numbered(ctx, drift.SpotMarketAddress, drift.Program(), rpc.Finalized)
 	if err != nil {
 		return err
 	}
@@ -87,38 +83,6 @@ func (a *marketAccounts) refresh(ctx context.Context) error {
 	}
 	a.idx.log.Info("read the market accounts", "perp", len(perps), "spot", len(spots))
 	return nil
-}
-
-// probe reads the accounts at address(0), address(1), ... until a chunk has none.
-func (a *marketAccounts) probe(ctx context.Context, address func(uint16) solana.PublicKey) ([]solana.PublicKey, []*rpc.Account, error) {
-	var keys []solana.PublicKey
-	var accounts []*rpc.Account
-	for start := 0; start <= 0xffff; start += probeChunk {
-		chunk := make([]solana.PublicKey, 0, probeChunk)
-		for i := start; i < min(start+probeChunk, 0x10000); i++ {
-			chunk = append(chunk, address(uint16(i)))
-		}
-		got, _, err := a.idx.rpc.Accounts(ctx, chunk, rpc.Finalized)
-		if err != nil {
-			return nil, nil, err
-		}
-		n := 0
-		for i, acc := range got {
-			if acc == nil {
-				continue
-			}
-			if i != n || acc.Owner != drift.Program() {
-				return nil, nil, fmt.Errorf("market accounts: index %d is not the next market or not the program's", start+i)
-			}
-			n++
-			keys = append(keys, chunk[i])
-			accounts = append(accounts, acc)
-		}
-		if n < len(chunk) {
-			break
-		}
-	}
-	return keys, accounts, nil
 }
 
 // follow writes the markets' states every Config.Accounts until ctx ends, and reads the catalogue
