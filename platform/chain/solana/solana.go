@@ -1,5 +1,6 @@
-// Package solana is what tidemark needs of Solana itself: public keys and their base58 text, and
-// program derived addresses (PDAs) found as the runtime finds them.
+// Package solana is what tidemark needs of Solana itself: public keys and their base58 text,
+// program derived addresses (PDAs) found as the runtime finds them, address lookup tables, and
+// transactions compiled, serialized, parsed and verified byte for byte as @solana/web3.js does.
 package solana
 
 import (
