@@ -20,17 +20,19 @@ import (
 // initMarket makes a market's account before its first state: its index, name and kind, which is
 // what the indexer's catalogue reads, and a rate curve that maps (spot lending math divides by the
 // optimal utilization).
-func (c *Chain) initMarket(m events.Market) error {
+func (c *Chain) initMarket(m Market) error {
 	switch m.Type {
 	case events.MarketTypePerp:
-		a := &drift.PerpMarket{Pubkey: drift.PerpMarketAddress(uint16(m.Index)), MarketIndex: uint16(m.Index), Status: drift.MarketStatusActive}
+		a := &drift.PerpMarket{Pubkey: m.Address, MarketIndex: m.Index, Status: drift.MarketStatusActive}
 		a.Name = paddedName(m.Symbol)
 		a.Amm.PegMultiplier = borsh.U128(1_000_000)
+		c.dressPerp(a)
 		return c.put(a.Pubkey, a)
 	case events.MarketTypeSpot:
-		a := &drift.SpotMarket{Pubkey: drift.SpotMarketAddress(uint16(m.Index)), MarketIndex: uint16(m.Index), Status: drift.MarketStatusActive}
+		a := &drift.SpotMarket{Pubkey: m.Address, MarketIndex: m.Index, Status: drift.MarketStatusActive}
 		a.Name = paddedName(m.Symbol)
 		a.OptimalUtilization = 1_000_000
+		c.dressSpot(a)
 		return c.put(a.Pubkey, a)
 	}
 	return fmt.Errorf("simchain: market %s of type %q", m.Symbol, m.Type)
@@ -44,8 +46,9 @@ func paddedName(s string) [32]byte {
 	return b
 }
 
-// marketStateEntry is a market state as the account it maps back to, at the time of the state.
-func marketStateEntry(m events.Message) (entry, error) {
+// marketStateEntry is a market state as the account it maps back to, at the time of the state,
+// with the market's fixed addresses.
+func (c *Chain) marketStateEntry(m events.Message) (entry, error) {
 	rec, err := events.Decode(m.Topic, m.Value)
 	if err != nil {
 		return entry{}, fmt.Errorf("simchain: %s: %w", m.Topic, err)
@@ -62,6 +65,7 @@ func marketStateEntry(m events.Message) (entry, error) {
 		if err != nil {
 			return entry{}, fmt.Errorf("simchain: %w", err)
 		}
+		c.dressPerp(p)
 		a, err = encodeAccount(p.Pubkey, p)
 		if err != nil {
 			return entry{}, err
@@ -71,6 +75,7 @@ func marketStateEntry(m events.Message) (entry, error) {
 		if err != nil {
 			return entry{}, fmt.Errorf("simchain: %w", err)
 		}
+		c.dressSpot(s)
 		a, err = encodeAccount(s.Pubkey, s)
 		if err != nil {
 			return entry{}, err
@@ -80,42 +85,52 @@ func marketStateEntry(m events.Message) (entry, error) {
 	return e, nil
 }
 
-// newUserAccounts are the accounts behind a new-user record.
-func newUserAccounts(r *events.NewUser) ([]keyedAccount, error) {
+// newUserAccounts are the accounts behind a new-user record: the wallet's builder accounts when
+// it has them and its token accounts, and the subaccount, whose User account the chain keeps with
+// its users (addUser).
+func (c *Chain) newUserAccounts(r *events.NewUser) ([]keyedAccount, *newUser, error) {
 	u, err := records.UserAccount(r)
 	if err != nil {
-		return nil, fmt.Errorf("simchain: %w", err)
+		return nil, nil, fmt.Errorf("simchain: %w", err)
 	}
 	addr, share, escrow, err := records.NewUserAccountAddresses(r)
 	if err != nil {
-		return nil, fmt.Errorf("simchain: %w", err)
+		return nil, nil, fmt.Errorf("simchain: %w", err)
 	}
-	a, err := encodeAccount(addr, u)
-	if err != nil {
-		return nil, err
+	nu := &newUser{
+		user: User{Authority: u.Authority, SubAccountID: u.SubAccountID, Address: addr, PDA: drift.UserAddress(u.Authority, u.SubAccountID)},
+		acct: u,
 	}
-	out := []keyedAccount{a}
+	if r.Referrer != "" {
+		if nu.refers, err = solana.ParsePublicKey(r.Referrer); err != nil {
+			return nil, nil, fmt.Errorf("simchain: new user %s: referrer: %w", r.User, err)
+		}
+	}
+	var out []keyedAccount
+	nu.user.TokenAccounts, out = c.walletTokenAccounts(u.Authority)
 	if b := r.BuilderRevenueShareAccount; b != nil {
 		s, err := records.RevenueShareAccount(r.UserAuthority, b)
 		if err != nil {
-			return nil, fmt.Errorf("simchain: %w", err)
+			return nil, nil, fmt.Errorf("simchain: %w", err)
 		}
-		if a, err = encodeAccount(share, s); err != nil {
-			return nil, err
+		a, err := encodeAccount(share, s)
+		if err != nil {
+			return nil, nil, err
 		}
 		out = append(out, a)
 	}
 	if x := r.RevenueShareEscrow; x != nil {
 		e, err := records.RevenueShareEscrowAccount(r.UserAuthority, x)
 		if err != nil {
-			return nil, fmt.Errorf("simchain: %w", err)
+			return nil, nil, fmt.Errorf("simchain: %w", err)
 		}
-		if a, err = encodeAccount(escrow, e); err != nil {
-			return nil, err
+		a, err := encodeAccount(escrow, e)
+		if err != nil {
+			return nil, nil, err
 		}
 		out = append(out, a)
 	}
-	return out, nil
+	return out, nu, nil
 }
 
 func encodeAccount(addr solana.PublicKey, a encoding.BinaryMarshaler) (keyedAccount, error) {
@@ -124,7 +139,7 @@ func encodeAccount(addr solana.PublicKey, a encoding.BinaryMarshaler) (keyedAcco
 		return keyedAccount{}, fmt.Errorf("simchain: account %s: %w", addr, err)
 	}
 	// An encoder's buffer grows by doubling: the chain keeps the exact bytes.
-	return keyedAccount{addr: addr, data: slices.Clone(data)}, nil
+	return keyedAccount{addr: addr, account: account{data: slices.Clone(data), owner: drift.Program()}}, nil
 }
 
 func (c *Chain) put(addr solana.PublicKey, a encoding.BinaryMarshaler) error {
@@ -132,7 +147,7 @@ func (c *Chain) put(addr solana.PublicKey, a encoding.BinaryMarshaler) error {
 	if err != nil {
 		return err
 	}
-	c.accounts[addr] = &account{data: k.data, owner: drift.Program()}
+	c.accounts[addr] = &k.account
 	return nil
 }
 

@@ -79,6 +79,14 @@ type Chain struct {
 
 	faults faultState
 
+	markets    []Market                      // fixed at New
+	users      map[solana.PublicKey]*simUser // by the records' address and by the PDA
+	userList   []*simUser                    // in the order they came
+	stats      map[solana.PublicKey]*drift.UserStats
+	dirty      map[*simUser]bool // users a batch moved, encoded at its end
+	dirtyStats map[solana.PublicKey]bool
+	tables     []solana.LookupTable // fixed at New
+
 	walletsOnce sync.Once
 	wallets     []string // see wallet
 }
@@ -153,20 +161,32 @@ type pendingEvent struct {
 	data  []byte
 }
 
+// account is an account's data and owner; lamports 0 stands for the rent-exempt balance of its
+// size, what every account but a wrapped SOL one holds.
 type account struct {
-	data  []byte
-	owner solana.PublicKey
+	data     []byte
+	owner    solana.PublicKey
+	lamports uint64
 }
 
 // New returns an empty chain with the markets' accounts.
 func New(cfg Config) *Chain {
 	cfg = cfg.withDefaults()
-	c := &Chain{cfg: cfg, pending: map[int64]*pendingBlock{}, accounts: map[solana.PublicKey]*account{}, skip: map[int64]bool{}}
+	c := &Chain{
+		cfg: cfg, pending: map[int64]*pendingBlock{}, accounts: map[solana.PublicKey]*account{}, skip: map[int64]bool{},
+		users: map[solana.PublicKey]*simUser{}, stats: map[solana.PublicKey]*drift.UserStats{},
+		dirty: map[*simUser]bool{}, dirtyStats: map[solana.PublicKey]bool{},
+	}
 	binary.LittleEndian.PutUint64(c.seed[:], uint64(cfg.Seed))
 	for _, m := range cfg.Markets {
-		if err := c.initMarket(m); err != nil {
-			panic(err) // the configured markets are the program's, a bad one is a bug of the caller
-		}
+		c.markets = append(c.markets, newMarket(m))
+	}
+	// The configured markets are the program's: a bad one is a bug of the caller.
+	if err := c.initAccounts(); err != nil {
+		panic(err)
+	}
+	if err := c.initLookupTables(); err != nil {
+		panic(err)
 	}
 	return c
 }
@@ -212,9 +232,9 @@ func (w *writer) Write(ctx context.Context, msgs ...events.Message) error {
 		var err error
 		switch {
 		case eventTopics[m.Topic]:
-			e, err = eventEntry(m)
+			e, err = c.eventEntry(m)
 		case m.Topic == events.TopicMarketStates:
-			e, err = marketStateEntry(m)
+			e, err = c.marketStateEntry(m)
 		default:
 			rest = append(rest, m)
 			continue
@@ -240,14 +260,16 @@ type entry struct {
 	tx       events.Tx
 	event    []byte
 	accounts []keyedAccount
+	newUser  *newUser // a new user's subaccount
+	move     any      // the Drift event, when it moves a user's positions or orders
 }
 
 type keyedAccount struct {
 	addr solana.PublicKey
-	data []byte
+	account
 }
 
-func eventEntry(m events.Message) (entry, error) {
+func (c *Chain) eventEntry(m events.Message) (entry, error) {
 	rec, err := events.Decode(m.Topic, m.Value)
 	if err != nil {
 		return entry{}, fmt.Errorf("simchain: %s: %w", m.Topic, err)
@@ -271,8 +293,12 @@ func eventEntry(m events.Message) (entry, error) {
 	// keep.
 	t.TxSig = strings.Clone(t.TxSig)
 	e := entry{topic: m.Topic, tx: t, event: data}
+	switch ev.(type) {
+	case *drift.OrderRecord, *drift.OrderActionRecord, *drift.DepositRecord, *drift.SettlePnlRecord:
+		e.move = ev
+	}
 	if nu, ok := rec.(*events.NewUser); ok {
-		if e.accounts, err = newUserAccounts(nu); err != nil {
+		if e.accounts, e.newUser, err = c.newUserAccounts(nu); err != nil {
 			return entry{}, err
 		}
 	}
@@ -294,7 +320,13 @@ func (c *Chain) apply(entries []entry) error {
 	}
 	for _, e := range entries {
 		for _, a := range e.accounts {
-			c.accounts[a.addr] = &account{data: a.data, owner: drift.Program()}
+			c.accounts[a.addr] = &a.account
+		}
+		if e.newUser != nil {
+			c.addUser(e.newUser)
+		}
+		if e.move != nil {
+			c.move(e.move)
 		}
 		c.advance(e.tx.Ts, e.tx.Slot)
 		if e.event == nil {
@@ -309,7 +341,7 @@ func (c *Chain) apply(entries []entry) error {
 		b.add(e.tx.TxSig, e.tx.TxSigIndex, e.event)
 	}
 	c.sealBefore(c.hiMin)
-	return nil
+	return c.flushUsers()
 }
 
 // Seal seals every pending block: call it when no record of the seconds written so far is still

@@ -337,8 +337,12 @@ func (c *Chain) accountJSON(k solana.PublicKey) *accountJSON {
 	if !ok {
 		return nil
 	}
+	n := a.lamports
+	if n == 0 {
+		n = lamports(len(a.data))
+	}
 	return &accountJSON{
-		Data: [2]string{base64.StdEncoding.EncodeToString(a.data), "base64"}, Lamports: lamports(len(a.data)),
+		Data: [2]string{base64.StdEncoding.EncodeToString(a.data), "base64"}, Lamports: n,
 		Owner: a.owner.String(), RentEpoch: 18446744073709551615, Space: len(a.data),
 	}
 }
