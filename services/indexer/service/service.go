@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/tidemark/tidemark/platform/app"
@@ -77,7 +76,7 @@ func (c Config) Validate() error {
 	if u, err := url.Parse(c.RPCURL); c.RPCURL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		bad("RPC_URL", "the http(s) URL of a Solana JSON-RPC endpoint", fmt.Sprintf("%q", c.RPCURL))
 	}
-	if _, err := headers(c.RPCHeaders); err != nil {
+	if _, err := rpc.ParseHeaders(c.RPCHeaders); err != nil {
 		bad("RPC_HEADERS", `"Name: value" pairs separated by commas`, err)
 	}
 	if c.RPCRate < 0 {
@@ -98,30 +97,6 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// headers parses "Name: value" pairs.
-func headers(pairs []string) (map[string]string, error) {
-	out := map[string]string{}
-	for _, p := range pairs {
-		name, value, ok := strings.Cut(p, ":")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" || strings.ContainsAny(name, " \t") {
-			return nil, fmt.Errorf("%s is no \"Name: value\" pair", redact(p))
-		}
-		out[name] = strings.TrimSpace(value)
-	}
-	return out, nil
-}
-
-// redact keeps a header's name and hides its value, which is usually a key; a pair without a colon
-// has no name to tell from its value, so only its length is told.
-func redact(pair string) string {
-	name, _, ok := strings.Cut(pair, ":")
-	if !ok {
-		return fmt.Sprintf("(%d characters)", len(pair))
-	}
-	return name + ": ..."
-}
-
 // Service declares the indexer with cfg.
 func Service(cfg Config) kit.Service {
 	return kit.Configure(kit.Service{
@@ -129,7 +104,7 @@ func Service(cfg Config) kit.Service {
 		Migrations: migrations.FS,
 		Produces:   Topics,
 	}, cfg, func(d kit.Deps, cfg Config) (kit.Parts, error) {
-		h, err := headers(cfg.RPCHeaders)
+		h, err := rpc.ParseHeaders(cfg.RPCHeaders)
 		if err != nil {
 			return kit.Parts{}, err
 		}

@@ -43,13 +43,3 @@ func TestConfigRefusesWhatCannotWork(t *testing.T) {
 		})
 	}
 }
-
-func TestHeaders(t *testing.T) {
-	h, err := headers([]string{"x-api-key: abc", "Authorization:Bearer t:1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if h["x-api-key"] != "abc" || h["Authorization"] != "Bearer t:1" {
-		t.Errorf("headers %v", h)
-	}
-}
