@@ -44,6 +44,7 @@ type sdkCase struct {
 	NumOrders      uint16     `json:"numOrders"`
 	Tx             *txJSON    `json:"tx,omitempty"`
 	want           []solana.Instruction
+	features       []string // what of the remaining accounts' rules the case meets
 	wantTx         []byte
 	wantErr        error
 }
@@ -143,7 +144,7 @@ func TestInstructionsAsSDK(t *testing.T) {
 	out := drifttest.SDK(t, filepath.Join("..", "..", "..", ".."), "tx.js", input.String())
 	sc := bufio.NewScanner(strings.NewReader(string(out)))
 	sc.Buffer(nil, 1<<22)
-	perKind := map[string]int{}
+	perKind, features := map[string]int{}, map[string]int{}
 	var refusedAlike, withTables int
 	i := 0
 	for ; sc.Scan(); i++ {
@@ -170,6 +171,9 @@ func TestInstructionsAsSDK(t *testing.T) {
 		}
 		if sameInstructions(t, name, c.want, got) {
 			perKind[c.Kind]++
+			for _, f := range c.features {
+				features[f]++
+			}
 		}
 		if c.Tx != nil {
 			if got.Tx != base64.StdEncoding.EncodeToString(c.wantTx) {
@@ -182,8 +186,13 @@ func TestInstructionsAsSDK(t *testing.T) {
 	if i != len(cases) {
 		t.Fatalf("node answered %d of %d cases", i, len(cases))
 	}
-	t.Logf("%d cases: alike per builder %v; %d refused by both; %d transactions compiled alike with lookup tables",
-		len(cases), perKind, refusedAlike, withTables)
+	t.Logf("%d cases: alike per builder %v; %d refused by both; %d transactions compiled alike with lookup tables; alike cases meeting each rule %v",
+		len(cases), perKind, refusedAlike, withTables, features)
+	for _, f := range []string{"user positions", "token-2022", "prelaunch oracle written", "oracle shared", "isolated position", "being liquidated", "leverage ix", "high leverage"} {
+		if features[f] == 0 {
+			t.Errorf("no alike case met the rule %q", f)
+		}
+	}
 }
 
 func sameInstructions(t *testing.T, name string, want []solana.Instruction, got sdkAnswer) bool {
@@ -467,8 +476,64 @@ func newCase(t *testing.T, rng *rand.Rand, kind string) *sdkCase {
 		c.wantErr = err
 		return c
 	}
+	c.features = featuresOf(w, u, c.want)
 	c.Tx, c.wantTx = transaction(t, rng, payer, c.want)
 	return c
+}
+
+// featuresOf names the rules of the remaining accounts that the case's instructions meet.
+func featuresOf(w *world, u *drift.User, ixs []solana.Instruction) []string {
+	seen := map[string]bool{}
+	var f []string
+	add := func(s string) {
+		if !seen[s] {
+			seen[s] = true
+			f = append(f, s)
+		}
+	}
+	spotOracles, perpOracles, prelaunch := map[solana.PublicKey]bool{}, map[solana.PublicKey]bool{}, map[solana.PublicKey]bool{}
+	for _, m := range w.state.Spot {
+		spotOracles[m.Oracle] = true
+	}
+	perps := map[solana.PublicKey]uint16{}
+	for _, m := range w.state.Perp {
+		perpOracles[m.Amm.Oracle] = true
+		prelaunch[m.Amm.Oracle] = m.Amm.OracleSource == drift.OracleSourcePrelaunch
+		perps[m.Pubkey] = m.MarketIndex
+	}
+	held := map[uint16]drift.PerpPosition{}
+	for _, p := range u.PerpPositions {
+		held[p.MarketIndex] = p
+	}
+	for _, ix := range ixs {
+		if len(ix.Accounts) == 2 {
+			add("leverage ix")
+		}
+		for _, a := range ix.Accounts {
+			switch {
+			case a.PublicKey == solana.Token2022ProgramID:
+				add("token-2022")
+			case a.PublicKey == drift.HighLeverageModeConfigAddress():
+				add("high leverage")
+			case prelaunch[a.PublicKey] && a.IsWritable:
+				add("prelaunch oracle written")
+			case spotOracles[a.PublicKey] && perpOracles[a.PublicKey]:
+				add("oracle shared")
+			}
+			if i, ok := perps[a.PublicKey]; ok {
+				p := held[i]
+				switch {
+				case p.BaseAssetAmount != 0 || p.QuoteAssetAmount != 0 || p.OpenOrders != 0 || p.LpShares != 0:
+					add("user positions")
+				case p.IsolatedPositionScaledBalance != 0:
+					add("isolated position")
+				case p.PositionFlag&6 != 0:
+					add("being liquidated")
+				}
+			}
+		}
+	}
+	return f
 }
 
 // transaction compiles ixs behind the compute budget into a v0 transaction with 0 to 2 lookup
