@@ -65,8 +65,6 @@ func TestGenerateRefuses(t *testing.T) {
 		{"reserved field", `{"events":[{"name":"E","fields":[{"name":"absent","type":"u8"}]}]}`},
 		{"event without fields", `{"events":[{"name":"E","fields":[]}]}`},
 		{"missing account", `{"events":[]}`},
-		{"error code twice", `{"errors":[{"code":6000,"name":"A","msg":"a"},{"code":6000,"name":"B","msg":"b"}]}`},
-		{"error without name", `{"errors":[{"code":6000,"msg":"a"}]}`},
 	}
 	for _, c := range cases {
 		if _, err := Generate([]byte(c.idl), Config{Package: "p", IDLFile: "idl.json", Accounts: []string{"User"}}); err == nil {
@@ -96,6 +94,8 @@ func TestSnakeName(t *testing.T) {
 func TestGenerateRefusesInstructions(t *testing.T) {
 	cases := []struct{ name, idl string }{
 		{"missing instruction", `{"instructions":[]}`},
+		{"error code twice", `{"errors":[{"code":6000,"name":"A","msg":"a"},{"code":6000,"name":"B","msg":"b"}],"instructions":[{"name":"ix","accounts":[],"args":[]}]}`},
+		{"error without name", `{"errors":[{"code":6000,"msg":"a"}],"instructions":[{"name":"ix","accounts":[],"args":[]}]}`},
 		{"nested accounts", `{"instructions":[{"name":"ix","accounts":[{"name":"g","accounts":[{"name":"a","isMut":false,"isSigner":false}]}],"args":[]}]}`},
 		{"optional account", `{"instructions":[{"name":"ix","accounts":[{"name":"a","isMut":false,"isSigner":false,"isOptional":true}],"args":[]}]}`},
 		{"account twice", `{"instructions":[{"name":"ix","accounts":[{"name":"a","isMut":false,"isSigner":false},{"name":"a","isMut":true,"isSigner":false}],"args":[]}]}`},
@@ -105,6 +105,25 @@ func TestGenerateRefusesInstructions(t *testing.T) {
 	for _, c := range cases {
 		if _, err := Generate([]byte(c.idl), Config{Package: "p", IDLFile: "idl.json", Instructions: []string{"ix"}}); err == nil {
 			t.Errorf("%s: generated", c.name)
+		}
+	}
+}
+
+// TestGenerateValid checks that the refusal cases above fail for their own reason: the same IDL
+// without the fault generates.
+func TestGenerateValid(t *testing.T) {
+	idl := `{"errors":[{"code":6000,"name":"A","msg":"a"}],"instructions":[{"name":"ix","accounts":[{"name":"a","isMut":true,"isSigner":false}],"args":[{"name":"n","type":"u16"}]}]}`
+	files, err := Generate([]byte(idl), Config{Package: "p", IDLFile: "idl.json", Instructions: []string{"ix"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []byte
+	for _, f := range files {
+		all = append(all, f.Content...)
+	}
+	for _, want := range []string{"func NewIxInstruction(args IxArgs, accounts IxAccounts, remaining ...solana.AccountMeta)", `{Code: 6000, Name: "A", Msg: "a"}`} {
+		if !bytes.Contains(all, []byte(want)) {
+			t.Errorf("generated code lacks %s", want)
 		}
 	}
 }
