@@ -87,6 +87,9 @@ type Chain struct {
 	dirtyStats map[solana.PublicKey]bool
 	tables     []solana.LookupTable // fixed at New
 
+	sentMu sync.Mutex
+	sent   []Sent
+
 	walletsOnce sync.Once
 	wallets     []string // see wallet
 }

@@ -51,6 +51,7 @@ type response struct {
 type rpcError struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"` // sendTransaction's preflight failure: the simulation
 }
 
 func (e *rpcError) Error() string { return e.Message }
@@ -172,6 +173,8 @@ func init() {
 		"minimumLedgerSlot":     (*Chain).getFirstAvailableBlock,
 		"getMaxRetransmitSlot":  (*Chain).getSlot,
 		"getMaxShredInsertSlot": (*Chain).getSlot,
+		"simulateTransaction":   (*Chain).simulateTransaction,
+		"sendTransaction":       (*Chain).sendTransaction,
 	}
 }
 

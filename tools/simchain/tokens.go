@@ -90,10 +90,21 @@ func (c *Chain) walletTokenAmount(authority solana.PublicKey, m Market) uint64 {
 	return v
 }
 
-// walletTokenAccounts are the token accounts of the wallet authority, keyed by mint.
+// walletLamports is the SOL of the wallet authority: between 0.05 and 5 SOL, enough to pay the
+// fees of the transactions a test sends.
+func (c *Chain) walletLamports(authority solana.PublicKey) uint64 {
+	h := c.hash("wallet-lamports", authority[:])
+	return 50_000_000 + binary.LittleEndian.Uint64(h[:8])%4_950_000_000
+}
+
+// walletTokenAccounts are the token accounts of the wallet authority, keyed by mint, and the
+// accounts to serve: the wallet's own (a system account holding its SOL, which pays the fees of
+// its transactions) and its token accounts.
 func (c *Chain) walletTokenAccounts(authority solana.PublicKey) (map[solana.PublicKey]solana.PublicKey, []keyedAccount) {
 	atas := map[solana.PublicKey]solana.PublicKey{}
-	var out []keyedAccount
+	out := []keyedAccount{{addr: authority, account: account{
+		data: []byte{}, owner: solana.SystemProgramID, lamports: c.walletLamports(authority),
+	}}}
 	for _, m := range c.markets {
 		if m.Type != events.MarketTypeSpot || !c.hasATA(authority, m.Mint) {
 			continue
