@@ -22,8 +22,9 @@ type (
 		ID      json.RawMessage `json:"id"`
 		Result  json.RawMessage `json:"result"`
 		Error   *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
+			Code    int             `json:"code"`
+			Message string          `json:"message"`
+			Data    json.RawMessage `json:"data"`
 		} `json:"error"`
 	}
 	solBlock struct {
@@ -108,6 +109,7 @@ func (t *tee) Write(_ context.Context, msgs ...events.Message) error {
 // world is a simulated window on a chain, served on loopback.
 type world struct {
 	chain  *simchain.Chain
+	sim    *sim.Simulator // its wallets' keys sign the transactions of the tests
 	url    string
 	msgs   []events.Message // everything the simulator wrote
 	direct []events.Message // what the chain passed on
@@ -146,7 +148,7 @@ func mustWorld(tb testing.TB, cfg simchain.Config, minutes int) *world {
 	c.Seal()
 	srv := httptest.NewServer(c.Handler())
 	tb.Cleanup(srv.Close)
-	return &world{chain: c, url: srv.URL, msgs: all, direct: direct.all}
+	return &world{chain: c, sim: s, url: srv.URL, msgs: all, direct: direct.all}
 }
 
 // call makes one JSON-RPC call and decodes its result into out; it returns the error object.
