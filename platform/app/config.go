@@ -41,6 +41,10 @@ type Config struct {
 	// NoPageKey marks a deployable that signs no page tokens (the WebSocket edge): PAGE_KEY and DEV
 	// are neither read nor required. Set by the WithoutPageKey option of LoadConfig.
 	NoPageKey bool
+	// NoKafka marks a deployable that uses no broker (the tx service): KAFKA_BROKERS is neither read
+	// nor listed, so the chart gives it no broker address and its NetworkPolicy no way to one. Set by
+	// the WithoutKafka option of LoadConfig.
+	NoKafka bool
 }
 
 // ConfigOption adjusts what LoadConfig reads.
@@ -49,6 +53,10 @@ type ConfigOption func(*Config)
 // WithoutPageKey is for a deployable that pages nothing: it reads neither PAGE_KEY nor DEV, so its
 // configuration lists only what it uses.
 func WithoutPageKey() ConfigOption { return func(c *Config) { c.NoPageKey = true } }
+
+// WithoutKafka is for a deployable that neither consumes nor produces: it does not read
+// KAFKA_BROKERS.
+func WithoutKafka() ConfigOption { return func(c *Config) { c.NoKafka = true } }
 
 // ConfigFromEnv reads the TIDEMARK_ variables of the process and validates the result. The error joins
 // every unparsable variable and every validation failure.
@@ -65,10 +73,12 @@ func LoadConfig(env *Env, service string, opts ...ConfigOption) (Config, error) 
 		ShutdownTimeout: env.Duration("SHUTDOWN_TIMEOUT", 20*time.Second),
 		LogLevel:        Parse(env, "LOG_LEVEL", slog.LevelInfo, "debug, info, warn or error", parseLevel),
 		OTLPEndpoint:    env.String("OTLP_ENDPOINT", ""),
-		KafkaBrokers:    env.Strings("KAFKA_BROKERS", nil),
 	}
 	for _, o := range opts {
 		o(&c)
+	}
+	if !c.NoKafka {
+		c.KafkaBrokers = env.Strings("KAFKA_BROKERS", nil)
 	}
 	if !c.NoPageKey {
 		c.PageKey = env.Bytes("PAGE_KEY", nil)

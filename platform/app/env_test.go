@@ -205,3 +205,24 @@ func TestLoadConfigWithoutPageKey(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadConfigWithoutKafka: a deployable that uses no broker does not list KAFKA_BROKERS among its
+// variables, so the chart gives it neither the brokers nor an egress to them.
+func TestLoadConfigWithoutKafka(t *testing.T) {
+	env := &app.Env{Prefix: app.EnvPrefix, Lookup: func(k string) (string, bool) {
+		v, ok := map[string]string{"TIDEMARK_KAFKA_BROKERS": "kafka:9092"}[k]
+		return v, ok
+	}}
+	c, err := app.LoadConfig(env, "tx", app.WithoutPageKey(), app.WithoutKafka())
+	if err != nil {
+		t.Fatalf("err = %v", err)
+	}
+	if c.KafkaBrokers != nil {
+		t.Errorf("brokers = %v", c.KafkaBrokers)
+	}
+	for _, v := range env.Vars() {
+		if v.Name == "TIDEMARK_KAFKA_BROKERS" {
+			t.Errorf("%s was read", v.Name)
+		}
+	}
+}

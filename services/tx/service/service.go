@@ -239,7 +239,7 @@ func Main() {
 
 // LoadConfiguration reads the service's configuration and the process' from env and validates both.
 func LoadConfiguration(env *app.Env) (app.Config, Config, error) {
-	appCfg, appErr := app.LoadConfig(env, Name, app.WithoutPageKey())
+	appCfg, appErr := app.LoadConfig(env, Name, app.WithoutPageKey(), app.WithoutKafka())
 	var cfg Config
 	cfg.RegisterEnv(env)
 	cfg.SetDefaults()
