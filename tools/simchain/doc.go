@@ -19,6 +19,15 @@
 // harmlessly truncated logs ("Log truncated" after the last event). Slots without events have no
 // block: the cluster skipped them.
 //
+// For a builder of the program's transactions the chain also serves what one reads: the State; the
+// users' User accounts, moved by their orders, fills, deposits and settlements (an approximation:
+// no margin, funding or liquidation), at the records' address and at the PDA; each wallet's
+// UserStats, its system account and its associated token accounts (a few missing); the spot
+// markets' mints and vaults; two address lookup tables at the mainnet tables' addresses (Markets,
+// Users and LookupTables list what tests pick from). simulateTransaction and sendTransaction
+// check what a node checks without running the program; a sent transaction is recorded (Sent) and
+// changes nothing.
+//
 // Faults for the indexer's tests (rate limits, timeouts, server errors, skipped slots, truncated
 // logs, a missing fill) are set at run time and counted; see Faults and the Chain's fault methods.
 package simchain
