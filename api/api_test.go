@@ -43,7 +43,7 @@ func TestLoadValidates(t *testing.T) {
 			t.Errorf("tag %s has no description", tag.Name)
 		}
 	}
-	want := []string{"Market", "User", "Authority", "Stats", "AMM", "Notifications", "WebSocket"}
+	want := []string{"Market", "User", "Authority", "Stats", "AMM", "Notifications", "WebSocket", "Transactions"}
 	if !slices.Equal(tags, want) {
 		t.Errorf("tags = %v, want %v", tags, want)
 	}
