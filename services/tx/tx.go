@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/tidemark/tidemark/platform/chain/drift"
@@ -206,7 +208,13 @@ func simulationError(sim *rpc.Simulation, programs []solana.PublicKey) error {
 		}
 		if json.Unmarshal(ie.InstructionError[0], &index) == nil && json.Unmarshal(ie.InstructionError[1], &custom) == nil &&
 			custom.Custom != nil && index >= 0 && index < len(programs) && programs[index] == drift.Program() {
-			if e, ok := drift.ErrorByCode(*custom.Custom); ok {
+			e, ok := drift.ErrorByCode(*custom.Custom)
+			if !ok {
+				// Anchor's own errors (an account not initialized, a missing signer) are in no
+				// IDL: the program's log line names them.
+				e, ok = anchorError(sim.Logs, *custom.Custom)
+			}
+			if ok {
 				msg := fmt.Sprintf("Transaction simulation failed: %s (%s, error %d)", e.Msg, e.Name, e.Code)
 				return &ProgramError{err: fault.Errorf(fault.Invalid, "%s", msg), fields: map[string]any{
 					"error": e.Msg, "code": e.Code, "name": e.Name, "details": hint(e.Name)}}
@@ -215,6 +223,20 @@ func simulationError(sim *rpc.Simulation, programs []solana.PublicKey) error {
 	}
 	msg := fmt.Sprintf("Transaction simulation failed: %s", strings.TrimSpace(string(sim.Err)))
 	return &ProgramError{err: fault.Errorf(fault.Invalid, "%s", msg), fields: map[string]any{"error": msg, "logs": sim.Logs}}
+}
+
+// anchorLog is the line an Anchor program prints before it fails with one of its errors.
+var anchorLog = regexp.MustCompile(`AnchorError (?:caused by account: \S+|occurred)\. Error Code: (\w+)\. Error Number: (\d+)\. Error Message: (.*?)\.?$`)
+
+// anchorError is the error of number code as the logs name it.
+func anchorError(logs []string, code uint32) (drift.Error, bool) {
+	for _, l := range logs {
+		m := anchorLog.FindStringSubmatch(l)
+		if m != nil && m[2] == strconv.FormatUint(uint64(code), 10) {
+			return drift.Error{Code: code, Name: m[1], Msg: m[3]}, true
+		}
+	}
+	return drift.Error{}, false
 }
 
 // hints are the reference's advice for the errors clients meet most.
