@@ -16,6 +16,7 @@ RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X github.com/tidemark/tide
       ./services/notify/cmd/notify \
       ./services/stats/cmd/stats \
       ./services/ws/cmd/ws \
+      ./services/tx/cmd/tx \
       ./operator/cmd/operator
 
 FROM scratch AS runtime
@@ -75,6 +76,12 @@ COPY --from=build /out/ws /usr/local/bin/ws
 LABEL org.opencontainers.image.description="The WebSocket edge: candles, markets, prices and notifications as they change." \
       org.opencontainers.image.title="tidemark-ws"
 ENTRYPOINT ["/usr/local/bin/ws"]
+
+FROM runtime AS tx
+COPY --from=build /out/tx /usr/local/bin/tx
+LABEL org.opencontainers.image.description="Builds the protocol's unsigned transactions from chain state read over Solana JSON-RPC (BETA)." \
+      org.opencontainers.image.title="tidemark-tx"
+ENTRYPOINT ["/usr/local/bin/tx"]
 
 FROM runtime AS operator
 COPY --from=build /out/operator /usr/local/bin/operator

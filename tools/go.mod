@@ -21,6 +21,7 @@ require (
 	github.com/tidemark/tidemark/services/market v0.0.0
 	github.com/tidemark/tidemark/services/notify v0.0.0
 	github.com/tidemark/tidemark/services/stats v0.0.0
+	github.com/tidemark/tidemark/services/tx v0.0.0
 	github.com/tidemark/tidemark/services/user v0.0.0
 	github.com/tidemark/tidemark/services/ws v0.0.0
 	golang.org/x/sys v0.48.0
@@ -159,6 +160,7 @@ replace (
 	github.com/tidemark/tidemark/services/market => ../services/market
 	github.com/tidemark/tidemark/services/notify => ../services/notify
 	github.com/tidemark/tidemark/services/stats => ../services/stats
+	github.com/tidemark/tidemark/services/tx => ../services/tx
 	github.com/tidemark/tidemark/services/user => ../services/user
 	github.com/tidemark/tidemark/services/ws => ../services/ws
 )

@@ -103,6 +103,7 @@ var deployables = []Deployable{
 	{Name: "ws", Kind: Edge, Summary: "The WebSocket edge: candles, markets, prices and notifications as they change.", Main: "./services/ws/cmd/ws", Prefixes: []string{"/ws"},
 		Reads:    []string{EdgeCandles, EdgeMarkets, EdgePricing, EdgeNotifications},
 		Consumes: []string{events.TopicEdgeCandles, events.TopicEdgeMarkets, events.TopicEdgePricing, events.TopicEdgeNotifications}},
+	{Name: "tx", Kind: Tx, Summary: "Builds the protocol's unsigned transactions from chain state read over Solana JSON-RPC (BETA).", Main: "./services/tx/cmd/tx", Prefixes: []string{"/tx/"}},
 	{Name: "operator", Kind: Operator, Summary: "Runs the ExportJob custom resources: each export written to the bucket.", Main: "./operator/cmd/operator"},
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/tidemark/tidemark/platform/httpapi"
 	"github.com/tidemark/tidemark/platform/kit"
 	"github.com/tidemark/tidemark/platform/mesh"
+	txservice "github.com/tidemark/tidemark/services/tx/service"
 	wsservice "github.com/tidemark/tidemark/services/ws/service"
 	"github.com/tidemark/tidemark/tools/devstack"
 )
@@ -33,6 +34,7 @@ type Deployable struct {
 var variables = map[mesh.Kind]func() []app.Var{
 	mesh.Edge:     wsservice.Variables,
 	mesh.Operator: settings.Variables,
+	mesh.Tx:       txservice.Variables,
 }
 
 // Deployables are the mesh's deployables (platform/mesh), in the chart's order.
@@ -60,7 +62,7 @@ type Component struct {
 // Mesh resolves every deployable of the registry: a kit service's variables and export streams come
 // from its declaration in the dev stack's list, which must hold one for each service of the registry
 // and agree with the registry's row (prefixes, topics consumed and published, internal routes
-// served); the edge's own declarations must agree with its row too.
+// served); the edge's and the tx service's own declarations must agree with their rows too.
 func Mesh() ([]Component, error) {
 	if err := mesh.Check(); err != nil {
 		return nil, err
@@ -84,6 +86,9 @@ func Mesh() ([]Component, error) {
 				return nil, fmt.Errorf("%s: the registry (platform/mesh) says publishes %v, its kit declaration produces %v", d.Name, d.Publishes, svc.Produces)
 			}
 			c.Service, c.Vars = &svc, kit.Variables(svc)
+			if err := readsRPC(c); err != nil {
+				return nil, err
+			}
 			out = append(out, c)
 			continue
 		}
@@ -93,6 +98,9 @@ func Mesh() ([]Component, error) {
 				return nil, fmt.Errorf("deployable %s: no variables declared for its kind %s", d.Name, d.Kind)
 			}
 			c.Vars = vars()
+			if err := readsRPC(c); err != nil {
+				return nil, err
+			}
 			out = append(out, c)
 			continue
 		}
@@ -121,7 +129,24 @@ func Mesh() ([]Component, error) {
 		return nil, fmt.Errorf("ws: the registry says prefixes %v and topics %v, the edge declares %v and %v",
 			edge.Prefixes, edge.Consumes, wsservice.Prefixes(), wsservice.Topics())
 	}
+	if tx, _ := mesh.Lookup(txservice.Name); !sameSet(tx.Prefixes, txservice.Prefixes()) {
+		return nil, fmt.Errorf("tx: the registry says prefixes %v, the service declares %v", tx.Prefixes, txservice.Prefixes())
+	}
 	return out, nil
+}
+
+// readsRPC reports a deployable that reads the chain but not the variables the chart names after
+// it: its endpoint would be set under names it never reads.
+func readsRPC(c Component) error {
+	url, headers, ok := RPCVariables(c.Deployable.Deployable)
+	if !ok {
+		return nil
+	}
+	if !slices.ContainsFunc(c.Vars, func(v app.Var) bool { return v.Name == url }) ||
+		!slices.ContainsFunc(c.Vars, func(v app.Var) bool { return v.Name == headers }) {
+		return fmt.Errorf("%s reads the chain but not %s and %s, which the chart sets from its rpc values", c.Name, url, headers)
+	}
+	return nil
 }
 
 // agrees reports where the registry's row d and the service's own declaration differ: the registry

@@ -46,19 +46,39 @@ var Managed = map[string]string{
 	"TIDEMARK_S3_SECRET_KEY":         "`global.s3.secretKey`, or `global.s3.existingSecret`",
 	"TIDEMARK_S3_STS_ENDPOINT":       "`global.s3.stsEndpoint`",
 	"TIDEMARK_S3_SESSION_DURATION":   "`global.s3.sessionDuration`",
-	"TIDEMARK_INDEXER_RPC_URL":       "`rpc.url`, or `rpc.existingSecret` (its `rpc.urlKey`)",
-	"TIDEMARK_INDEXER_RPC_HEADERS":   "`rpc.headers`, or `rpc.existingSecret` (its `rpc.headersKey`, when it has one)",
+}
+
+// chainKinds are the kinds of deployable that read the chain over JSON-RPC: each reads
+// <NAME>_RPC_URL and <NAME>_RPC_HEADERS (RPCVariables), which the chart sets from its block's rpc
+// values through one template (tidemark.rpcPrefix).
+var chainKinds = []mesh.Kind{mesh.Indexer, mesh.Tx}
+
+// RPCVariables are the endpoint's URL and headers variables of a deployable that reads the chain,
+// as the chart names them from its name; none for another.
+func RPCVariables(d mesh.Deployable) (url, headers string, ok bool) {
+	if !slices.Contains(chainKinds, d.Kind) {
+		return "", "", false
+	}
+	p := app.EnvPrefix + strings.ToUpper(strings.ReplaceAll(d.Name, "-", "_")) + "_RPC_"
+	return p + "URL", p + "HEADERS", true
 }
 
 // exportSources is the variable naming the export streams' internal URLs: a deployable that reads it
 // reaches every deployable with export streams.
 const exportSources = "TIDEMARK_EXPORT_SOURCES"
 
-// AllManaged are Managed and the upstream URLs of InternalURLs, with what sets each.
+// AllManaged are Managed, the upstream URLs of InternalURLs and the RPCVariables of the deployables
+// that read the chain, with what sets each.
 func AllManaged() map[string]string {
 	out := maps.Clone(Managed)
 	for name, upstream := range InternalURLs() {
 		out[name] = "the " + upstream + " deployable's internal port, when it is enabled"
+	}
+	for _, d := range mesh.Deployables() {
+		if url, headers, ok := RPCVariables(d); ok {
+			out[url] = "`rpc.url`, or `rpc.existingSecret` (its `rpc.urlKey`)"
+			out[headers] = "`rpc.headers`, or `rpc.existingSecret` (its `rpc.headersKey`, when it has one)"
+		}
 	}
 	return out
 }

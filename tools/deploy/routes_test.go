@@ -11,10 +11,13 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 
 	"github.com/tidemark/tidemark/api"
+	"github.com/tidemark/tidemark/platform/httpapi"
 	"github.com/tidemark/tidemark/platform/kit"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/platform/objstore"
 	authority "github.com/tidemark/tidemark/services/authority/service"
+	txhttp "github.com/tidemark/tidemark/services/tx/http"
+	txservice "github.com/tidemark/tidemark/services/tx/service"
 	wsservice "github.com/tidemark/tidemark/services/ws/service"
 	"github.com/tidemark/tidemark/tools/devstack"
 )
@@ -43,6 +46,10 @@ func TestIngressRoutesEveryDocumentedPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The tx service is no kit service either: its routes as it registers them (registering builds
+	// nothing, so no builder is needed).
+	txRoutes := httpapi.New(httpapi.Options{})
+	txhttp.Routes(txRoutes, nil)
 	n := 0
 	for _, path := range doc.Paths.InMatchingOrder() {
 		for method := range doc.Paths.Value(path).Operations() {
@@ -55,6 +62,10 @@ func TestIngressRoutesEveryDocumentedPath(t *testing.T) {
 			if p.component == wsservice.Name { // the edge is no kit service: it serves exactly its prefixes
 				if !slices.Contains(wsservice.Prefixes(), req.URL.Path) {
 					t.Errorf("%s %s: routed to the WebSocket edge (Ingress path %s), which does not serve it", method, path, p.path)
+				}
+			} else if p.component == txservice.Name {
+				if !txRoutes.Serves(req) {
+					t.Errorf("%s %s: routed to the tx service (Ingress path %s), which does not serve it", method, path, p.path)
 				}
 			} else if !stack.Instance(t, p.component).Serves(req) {
 				t.Errorf("%s %s: routed to %s (Ingress path %s), which does not serve it", method, path, p.component, p.path)

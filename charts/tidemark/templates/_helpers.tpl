@@ -121,7 +121,25 @@ app.kubernetes.io/component: {{ .c.name }}
 pods; the generated page key is not in it, as it never changes). */}}
 {{- define "tidemark.secretsChecksum" -}}
 {{- $g := .Values.global -}}
-{{- dict "pg" $g.postgres "page" $g.pageKey.value "s3" (pick $g.s3 "accessKey" "secretKey" "existingSecret") "rpc" (dig "indexer" "rpc" dict (.Values | toYaml | fromYaml)) | toJson | sha256sum -}}
+{{- $values := .Values | toYaml | fromYaml -}}
+{{- $rpc := dict -}}
+{{- range $m := (include "tidemark.mesh" . | fromYaml).components -}}
+{{- with dig $m.name "rpc" dict $values }}{{ $_ := set $rpc $m.name . }}{{ end -}}
+{{- end -}}
+{{- dict "pg" $g.postgres "page" $g.pageKey.value "s3" (pick $g.s3 "accessKey" "secretKey" "existingSecret") "rpc" $rpc | toJson | sha256sum -}}
+{{- end -}}
+
+{{/* The prefix of the variables of a deployable that reads the chain over JSON-RPC, from its name
+(TIDEMARK_INDEXER_RPC_, TIDEMARK_TX_RPC_): its block's rpc values set <prefix>URL and
+<prefix>HEADERS, which tools/deploy holds each such deployable to read. The context is a component. */}}
+{{- define "tidemark.rpcPrefix" -}}
+{{- printf "TIDEMARK_%s_RPC_" (.name | upper | replace "-" "_") -}}
+{{- end -}}
+
+{{/* "true" when the component reads the chain over JSON-RPC: it gets the endpoint's Secret, its
+variables and the NetworkPolicy's egress to networkPolicy.egress.rpc. The context is a component. */}}
+{{- define "tidemark.readsRPC" -}}
+{{- if has (printf "%sURL" (include "tidemark.rpcPrefix" .)) .mesh.reads }}true{{ end -}}
 {{- end -}}
 
 {{/* "true" when the pods get static S3 keys (given, or in an existing Secret); "" when they use their

@@ -40,14 +40,15 @@ config otherwise, then extraEnv. The context is (dict "root" $ "c" component "al
       name: {{ $g.pageKey.existingSecret | default (printf "%s-page-key" $full) }}
       key: {{ ternary $g.pageKey.existingSecretKey "page-key" (ne $g.pageKey.existingSecret "") }}
 {{- end }}
-{{- if has "TIDEMARK_INDEXER_RPC_URL" $reads }}
+{{- if include "tidemark.readsRPC" $c }}
 {{- $rpcSecret := $v.rpc.existingSecret | default (printf "%s-rpc" $c.fullname) }}
-- name: TIDEMARK_INDEXER_RPC_URL
+{{- $rpcVar := include "tidemark.rpcPrefix" $c }}
+- name: {{ $rpcVar }}URL
   valueFrom:
     secretKeyRef:
       name: {{ $rpcSecret }}
       key: {{ ternary $v.rpc.urlKey "url" (ne $v.rpc.existingSecret "") }}
-- name: TIDEMARK_INDEXER_RPC_HEADERS
+- name: {{ $rpcVar }}HEADERS
   valueFrom:
     secretKeyRef:
       name: {{ $rpcSecret }}

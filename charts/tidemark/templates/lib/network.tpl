@@ -61,7 +61,7 @@ spec:
     {{- if has "TIDEMARK_S3_ENDPOINT" $reads }}{{ $rules = append $rules $np.egress.s3 }}{{ end }}
     {{- if and (has "TIDEMARK_OTLP_ENDPOINT" $reads) .root.Values.global.otlpEndpoint }}{{ $rules = append $rules $np.egress.otlp }}{{ end }}
     {{- if $v.serviceAccount.automountToken }}{{ $rules = append $rules $np.egress.kubernetesAPI }}{{ end }}
-    {{- if has "TIDEMARK_INDEXER_RPC_URL" $reads }}{{ $rules = append $rules $np.egress.rpc }}{{ end }}
+    {{- if include "tidemark.readsRPC" .c }}{{ $rules = append $rules $np.egress.rpc }}{{ end }}
     {{- range $rules }}
     - ports:
         {{- toYaml .ports | nindent 8 }}
