@@ -37,6 +37,7 @@ import (
 	market "github.com/tidemark/tidemark/services/market/service"
 	notify "github.com/tidemark/tidemark/services/notify/service"
 	stats "github.com/tidemark/tidemark/services/stats/service"
+	txservice "github.com/tidemark/tidemark/services/tx/service"
 	user "github.com/tidemark/tidemark/services/user/service"
 	wsservice "github.com/tidemark/tidemark/services/ws/service"
 	"github.com/tidemark/tidemark/tools/monitoring"
@@ -318,6 +319,11 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	upstreams[wsservice.Name] = ws.public
+	tx, err := startTx(&g, chainURL, chain, o.Registry, log)
+	if err != nil {
+		return err
+	}
+	upstreams[txservice.Name] = tx.public
 
 	upstreams["exports"] = exports.url
 	// In a cluster, downloads are presigned S3 URLs; only the dev stack serves files itself.
@@ -329,10 +335,15 @@ func Run(ctx context.Context, o Options) error {
 		return app.ServeListener(ctx, edgeLn, router, 5*time.Second, log)
 	})
 	simulator := newSimulator(o)
+	account := simulator.Accounts()[0]
+	txAccount, err := txUser(account)
+	if err != nil {
+		return err
+	}
 	g.Add("simulator", func(ctx context.Context) error {
 		printBanner(o.Out, banner{base: base, pg: pgURL, brokers: broker.Brokers(), internal: internalURLs,
-			instances: instances, account: simulator.Accounts()[0], seed: o.Seed, fileTypes: sources, ws: ws,
-			budget: o.MemoryBudget, chain: chainURL})
+			instances: instances, account: account, seed: o.Seed, fileTypes: sources, ws: ws,
+			budget: o.MemoryBudget, chain: chainURL, tx: tx, txAccount: txAccount})
 		go reportIndexed(ctx, pool, chain, o.Out, log)
 		if o.Ready != nil {
 			o.Ready <- base
@@ -433,6 +444,8 @@ type banner struct {
 	ws        edge
 	budget    int64  // the memory budget, bytes
 	chain     string // the simulated chain's JSON-RPC
+	tx        txService
+	txAccount string // the User account of account's wallet at the program's address, for /tx
 }
 
 func printBanner(w io.Writer, b banner) {
@@ -464,6 +477,10 @@ func printBanner(w io.Writer, b banner) {
 	for _, m := range wsExamples {
 		fmt.Fprintf(w, "    websocat '%s'  then send  %s\n", wsURL, m)
 	}
+	fmt.Fprintf(w, "\n  %s  %s (internal: %s/metrics, %s/readyz)\n"+
+		"    curl -s -XPOST '%s/tx/deposit' -d '{\"accountId\":\"%s\",\"amount\":\"10\",\"symbol\":\"USDC\"}'\n"+
+		"    the simulated chain checks a transaction's structure and signatures but does not run the program.\n",
+		txservice.Name, strings.Join(txservice.Prefixes(), " "), b.tx.internal, b.tx.internal, b.base, b.txAccount)
 	types := make([]string, 0, len(b.fileTypes))
 	for ft := range b.fileTypes {
 		types = append(types, string(ft))
