@@ -54,6 +54,39 @@ type Chain struct {
 	blockhash [32]byte
 	hashAt    time.Time
 	users     map[solana.PublicKey]cachedUser
+	inflight  map[string]*flight
+}
+
+// flight is a read other requests wait for rather than make again: when a cached value expires,
+// the requests in flight share one read instead of each asking the endpoint.
+type flight struct {
+	done chan struct{}
+	val  any
+	err  error
+}
+
+// shared runs read once for every caller of key that comes while it runs. It reads with ctx's
+// values but not its end: one client going away must not fail the others.
+func (c *Chain) shared(ctx context.Context, key string, read func(context.Context) (any, error)) (any, error) {
+	c.mu.Lock()
+	if f, ok := c.inflight[key]; ok {
+		c.mu.Unlock()
+		select {
+		case <-f.done:
+			return f.val, f.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	f := &flight{done: make(chan struct{})}
+	c.inflight[key] = f
+	c.mu.Unlock()
+	f.val, f.err = read(context.WithoutCancel(ctx))
+	c.mu.Lock()
+	delete(c.inflight, key)
+	c.mu.Unlock()
+	close(f.done)
+	return f.val, f.err
 }
 
 type cachedUser struct {
@@ -63,7 +96,7 @@ type cachedUser struct {
 
 // NewChain reads chain state from c.
 func NewChain(c *rpc.Client, cfg ChainConfig) *Chain {
-	return &Chain{rpc: c, cfg: cfg, now: time.Now, users: map[solana.PublicKey]cachedUser{}}
+	return &Chain{rpc: c, cfg: cfg, now: time.Now, users: map[solana.PublicKey]cachedUser{}, inflight: map[string]*flight{}}
 }
 
 // rpcError is how a failed read answers: the endpoint is unreachable or refuses (503, Retry-After),
@@ -160,19 +193,25 @@ func (c *Chain) Blockhash(ctx context.Context) ([32]byte, error) {
 		return h, nil
 	}
 	c.mu.Unlock()
-	text, _, err := c.rpc.LatestBlockhash(ctx, rpc.Confirmed)
+	v, err := c.shared(ctx, "blockhash", func(ctx context.Context) (any, error) {
+		text, _, err := c.rpc.LatestBlockhash(ctx, rpc.Confirmed)
+		if err != nil {
+			return nil, rpcError("read a recent blockhash", err)
+		}
+		b, err := base58.Decode(text)
+		if err != nil || len(b) != 32 {
+			return nil, fmt.Errorf("the RPC's blockhash %q is no 32-byte hash", text)
+		}
+		h := [32]byte(b)
+		c.mu.Lock()
+		c.blockhash, c.hashAt = h, c.now()
+		c.mu.Unlock()
+		return h, nil
+	})
 	if err != nil {
-		return [32]byte{}, rpcError("read a recent blockhash", err)
+		return [32]byte{}, err
 	}
-	b, err := base58.Decode(text)
-	if err != nil || len(b) != 32 {
-		return [32]byte{}, fmt.Errorf("the RPC's blockhash %q is no 32-byte hash", text)
-	}
-	h := [32]byte(b)
-	c.mu.Lock()
-	c.blockhash, c.hashAt = h, c.now()
-	c.mu.Unlock()
-	return h, nil
+	return v.([32]byte), nil
 }
 
 // maxCachedUsers bounds the User accounts kept: the cache is for a client placing orders in
@@ -189,27 +228,33 @@ func (c *Chain) Account(ctx context.Context, addr solana.PublicKey) (txbuild.Acc
 			return txbuild.Account{Address: addr, User: u.user}, nil
 		}
 	}
-	accounts, _, err := c.rpc.Accounts(ctx, []solana.PublicKey{addr}, rpc.Confirmed)
-	if err != nil {
-		return txbuild.Account{}, rpcError("read the User account", err)
-	}
-	a := accounts[0]
-	if a == nil || a.Owner != drift.Program() {
-		return txbuild.Account{}, invalid("Unknown account: %s is no User account of the protocol", addr)
-	}
-	var u drift.User
-	if err := u.UnmarshalBinary(a.Data); err != nil {
-		return txbuild.Account{}, invalid("Unknown account: %s is no User account of the protocol (%v)", addr, err)
-	}
-	if c.cfg.Accounts > 0 {
-		c.mu.Lock()
-		if len(c.users) >= maxCachedUsers {
-			clear(c.users)
+	v, err := c.shared(ctx, "user "+addr.String(), func(ctx context.Context) (any, error) {
+		accounts, _, err := c.rpc.Accounts(ctx, []solana.PublicKey{addr}, rpc.Confirmed)
+		if err != nil {
+			return nil, rpcError("read the User account", err)
 		}
-		c.users[addr] = cachedUser{&u, c.now()}
-		c.mu.Unlock()
+		a := accounts[0]
+		if a == nil || a.Owner != drift.Program() {
+			return nil, invalid("Unknown account: %s is no User account of the protocol", addr)
+		}
+		var u drift.User
+		if err := u.UnmarshalBinary(a.Data); err != nil {
+			return nil, invalid("Unknown account: %s is no User account of the protocol (%v)", addr, err)
+		}
+		if c.cfg.Accounts > 0 {
+			c.mu.Lock()
+			if len(c.users) >= maxCachedUsers {
+				clear(c.users)
+			}
+			c.users[addr] = cachedUser{&u, c.now()}
+			c.mu.Unlock()
+		}
+		return &u, nil
+	})
+	if err != nil {
+		return txbuild.Account{}, err
 	}
-	return txbuild.Account{Address: addr, User: &u}, nil
+	return txbuild.Account{Address: addr, User: v.(*drift.User)}, nil
 }
 
 // Exists reports whether an account exists at addr.

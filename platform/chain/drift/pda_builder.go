@@ -1,6 +1,10 @@
 package drift
 
-import "github.com/tidemark/tidemark/platform/chain/solana"
+import (
+	"sync"
+
+	"github.com/tidemark/tidemark/platform/chain/solana"
+)
 
 // The PDAs of the builder codes (the program's state/revenue_share.rs seeds) and of the
 // high-leverage mode, which order placement names when it asks to switch that mode.
@@ -18,5 +22,8 @@ func RevenueShareEscrowAddress(authority solana.PublicKey) solana.PublicKey {
 
 // HighLeverageModeConfigAddress is the account that counts the users in high-leverage mode.
 func HighLeverageModeConfigAddress() solana.PublicKey {
-	return address([]byte("high_leverage_mode_config"))
+	return highLeverageModeConfig()
 }
+
+// highLeverageModeConfig is found once: its seed is fixed (see stateAddress).
+var highLeverageModeConfig = sync.OnceValue(func() solana.PublicKey { return address([]byte("high_leverage_mode_config")) })
