@@ -56,7 +56,8 @@ import (
 // operator and the authority service run as their rendered ServiceAccounts, with their rendered
 // Roles: each has a token of its account where a pod would have it mounted. Each answers 200 on its
 // readiness probe, and the operator runs an ExportJob of the market's rows into the bucket,
-// requested from the authority service's API.
+// requested from the authority service's API. The tx service builds a deposit for a user of the
+// simulated chain, read through the same endpoint and API key as the indexer's.
 func TestWiringRunsForReal(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -89,8 +90,9 @@ func TestWiringRunsForReal(t *testing.T) {
 	external["kafka-tls"] = map[string][]byte{"ca.crt": readFile(t, broker.Security.CAFile),
 		"tls.crt": readFile(t, broker.Security.CertFile), "tls.key": readFile(t, broker.Security.KeyFile)}
 	external["kafka-user"] = map[string][]byte{"username": []byte(broker.Security.Username), "password": []byte(broker.Security.Password)}
-	// The chain the indexer reads: ten minutes of the simulator's history in blocks, served over
-	// JSON-RPC on loopback, from an endpoint that wants its API key header.
+	// The chain the indexer and the tx service read: ten minutes of the simulator's history in
+	// blocks, its users' accounts and its lookup tables, served over JSON-RPC on loopback, from an
+	// endpoint that wants its API key header.
 	chain := simchain.New(simchain.Config{})
 	from := time.Now().Add(-20 * time.Minute).Truncate(time.Minute)
 	var history []events.Message
@@ -156,7 +158,7 @@ func TestWiringRunsForReal(t *testing.T) {
 	free := freePorts(t, 2*len(comps))
 	for i, cp := range comps {
 		ports := map[string]any{"internal": free[2*i]}
-		if cp.Service != nil {
+		if cp.Service != nil || len(cp.Prefixes) > 0 {
 			ports["public"] = free[2*i+1]
 		}
 		values[cp.Name] = map[string]any{"ports": ports, "kafkaUser": map[string]any{"existingSecret": "kafka-user-" + cp.Name}}
@@ -166,6 +168,13 @@ func TestWiringRunsForReal(t *testing.T) {
 	indexer := values["indexer"].(map[string]any)
 	indexer["rpc"] = map[string]any{"existingSecret": "solana-rpc", "urlKey": "endpoint"}
 	indexer["config"] = map[string]any{"INDEXER_START_SLOT": sim.SlotAt(from)}
+	var tables []string
+	for _, k := range chain.LookupTables() {
+		tables = append(tables, k.String())
+	}
+	tx := values["tx"].(map[string]any)
+	tx["rpc"] = map[string]any{"existingSecret": "solana-rpc", "urlKey": "endpoint"}
+	tx["config"] = map[string]any{"TX_LOOKUP_TABLES": strings.Join(tables, ",")}
 	valuesFile := filepath.Join(t.TempDir(), "values.yaml")
 	b, err := yaml.Marshal(values)
 	if err != nil {
@@ -215,6 +224,28 @@ func TestWiringRunsForReal(t *testing.T) {
 			t.Fatalf("the market serves no fill of the chain: %d %s\nindexer:\n%s\nmarket:\n%s", code, body,
 				w.procs["indexer"].logs(), w.procs["market"].logs())
 		}
+	}
+
+	// A deposit for a user of the chain, built by the tx service from the accounts it reads through
+	// the Secret's endpoint with its API key header (an endpoint it could not read would keep it
+	// not ready, or answer an error here).
+	chainUsers := chain.Users()
+	if len(chainUsers) == 0 {
+		t.Fatal("the simulated chain has no users")
+	}
+	deposit := fmt.Sprintf(`{"accountId":%q,"amount":"10","symbol":"USDC","simulate":false}`, chainUsers[0].Address)
+	resp, err := http.Post(w.procs["tx"].url("http")+"/tx/deposit", "application/json", strings.NewReader(deposit))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var txBuilt struct {
+		Success bool   `json:"success"`
+		Tx      string `json:"tx"`
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &txBuilt) != nil || !txBuilt.Success || txBuilt.Tx == "" {
+		t.Fatalf("POST /tx/deposit for %s: %s %s\n%s", chainUsers[0].Address, resp.Status, b, w.procs["tx"].logs())
 	}
 
 	// A day of SOL-PERP funding rates through the broker, read back through the market's public port.
@@ -275,7 +306,7 @@ func TestWiringRunsForReal(t *testing.T) {
 		return code == 200 && strings.Contains(body, account)
 	})
 	req := fmt.Sprintf(`{"fileType":"funding-rates","from":%d,"to":%d,"userPublicKeys":[%q],"market":"SOL-PERP"}`, now-2*86400, now, account)
-	resp, err := http.Post(authority.url("http")+"/authority/"+wallet+"/exports", "application/json", strings.NewReader(req))
+	resp, err = http.Post(authority.url("http")+"/authority/"+wallet+"/exports", "application/json", strings.NewReader(req))
 	if err != nil {
 		t.Fatal(err)
 	}

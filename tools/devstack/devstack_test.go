@@ -156,6 +156,22 @@ func TestMakeRunServesTheMesh(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
+	// The Transactions tag, on the same edge: a deposit for the taker's account, built from what the
+	// simulated chain serves of it (not simulated: the chain does not run the program anyway).
+	txBody := fmt.Sprintf(`{"accountId":%q,"amount":"10","symbol":"USDC","simulate":false}`, firstTaker)
+	resp, err := http.Post(base+"/tx/deposit", "application/json", strings.NewReader(txBody))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var built struct {
+		Success bool   `json:"success"`
+		Tx      string `json:"tx"`
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &built) != nil || !built.Success || built.Tx == "" {
+		t.Fatalf("POST /tx/deposit for %s: %s %s", firstTaker, resp.Status, b)
+	}
 	// getBody is the body of a 200 to GET path, nil for any other answer.
 	getBody := func(path string) []byte {
 		resp, err := http.Get(base + path)
@@ -199,7 +215,7 @@ func TestMakeRunServesTheMesh(t *testing.T) {
 		return strings.Contains(string(getBody("/stats/leaderboard/"+top.Records[0].Authority)), `"volume":1,`)
 	})
 
-	resp, err := http.Get(base + "/nowhere")
+	resp, err = http.Get(base + "/nowhere")
 	if err != nil || resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("GET /nowhere: %v %v", err, resp.Status)
 	}
