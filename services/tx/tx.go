@@ -25,13 +25,12 @@ import (
 // The compute budget as the reference sets it: the builders simulate at the most a transaction may
 // use and ask for what the simulation used plus a margin; cancels take a fixed limit and no price.
 const (
-	MaxComputeUnits     = 1_400_000
-	computeUnitsMargin  = 1.3
-	cancelComputeUnits  = 600_000
-	DefaultPriorityFee  = 50_000 // µlamports per compute unit, the reference's estimate when it has none
-	baseDecimals        = 9      // BASE_PRECISION: order sizes
-	priceDecimals       = 6      // PRICE_PRECISION: order prices
-	maxSpotDecimalsText = 18
+	MaxComputeUnits    = 1_400_000
+	computeUnitsMargin = 1.3
+	cancelComputeUnits = 600_000
+	DefaultPriorityFee = 50_000 // µlamports per compute unit, the reference's estimate when it has none
+	baseDecimals       = 9      // BASE_PRECISION: order sizes
+	priceDecimals      = 6      // PRICE_PRECISION: order prices
 )
 
 // Config is how transactions are built.
@@ -395,6 +394,8 @@ func (b *Builder) PlaceOrder(ctx context.Context, r OrderRequest) (Built, error)
 	if r.PositionMaxLeverage != nil {
 		o.MaxLeverage = *r.PositionMaxLeverage
 	}
+	// builderParams are checked but take no part: the program's OrderParams have no builder fields,
+	// only Swift's signed-message orders carry them, and those are not built here (useSwift).
 	acct, err := b.chain.Account(ctx, addr)
 	if err != nil {
 		return Built{}, err
