@@ -196,7 +196,16 @@ func TestReplicasElectOneLeader(t *testing.T) {
 			t.Errorf("healthz %d", code)
 		}
 	}
-	if _, body := a.get(t, "/metrics"); !strings.Contains(body, `tidemark_export_jobs{phase="Ready"} 1`) {
+	// The jobs gauge follows the job's status a moment after the API server has it: under load that
+	// moment is longer than the test's own reads.
+	var body string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		_, body = a.get(t, "/metrics")
+		if strings.Contains(body, `tidemark_export_jobs{phase="Ready"} 1`) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if !strings.Contains(body, `tidemark_export_jobs{phase="Ready"} 1`) {
 		t.Errorf("metrics of the leader lack the Ready job:\n%s", grep(body, "tidemark_export"))
 	}
 
