@@ -23,8 +23,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -46,30 +44,20 @@ import (
 	"github.com/tidemark/tidemark/platform/app"
 	"github.com/tidemark/tidemark/platform/objstore"
 	"github.com/tidemark/tidemark/platform/telemetry"
-	"github.com/tidemark/tidemark/platform/version"
 )
 
 func main() {
-	if version.Handle("operator", os.Args[1:], os.Stdout) {
-		return
-	}
-	app.TuneGC()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	env := &app.Env{Prefix: app.EnvPrefix, Lookup: os.LookupEnv}
-	logger := telemetry.NewLogger(os.Stderr, settings.LogLevel(env)).With("service", "operator")
-	ctrl.SetLogger(logr.FromSlogHandler(logger.Handler()))
-	if len(os.Args) > 1 && os.Args[1] == "drain" {
-		if err := drain(ctx, env, ctrl.GetConfigOrDie(), os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "operator drain:", err)
-			os.Exit(1)
+	app.Main("operator", func(ctx context.Context, env *app.Env) error {
+		logger := telemetry.NewLogger(os.Stderr, settings.LogLevel(env)).With("service", "operator")
+		ctrl.SetLogger(logr.FromSlogHandler(logger.Handler()))
+		if len(os.Args) > 1 && os.Args[1] == "drain" {
+			if err := drain(ctx, env, ctrl.GetConfigOrDie(), os.Args[2:]); err != nil {
+				return fmt.Errorf("drain: %w", err)
+			}
+			return nil
 		}
-		return
-	}
-	if err := run(ctx, env, ctrl.GetConfigOrDie(), metrics.Registry, logger); err != nil {
-		fmt.Fprintln(os.Stderr, "operator:", err)
-		os.Exit(1)
-	}
+		return run(ctx, env, ctrl.GetConfigOrDie(), metrics.Registry, logger)
+	})
 }
 
 // run is the operator on the cluster kube: configuration from env, export metrics on reg (served

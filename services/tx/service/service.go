@@ -12,8 +12,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,7 +22,6 @@ import (
 	"github.com/tidemark/tidemark/platform/chain/solana"
 	"github.com/tidemark/tidemark/platform/httpapi"
 	"github.com/tidemark/tidemark/platform/telemetry"
-	"github.com/tidemark/tidemark/platform/version"
 	"github.com/tidemark/tidemark/services/tx"
 	txhttp "github.com/tidemark/tidemark/services/tx/http"
 )
@@ -222,20 +219,9 @@ func (s *Service) Ready() error {
 	return nil
 }
 
-// Main runs the service as the process' only one until SIGINT or SIGTERM, its configuration from
-// the environment; it exits 1 after printing the error that stopped it.
-func Main() {
-	if version.Handle(Name, os.Args[1:], os.Stdout) {
-		return
-	}
-	app.TuneGC()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := Run(ctx, app.NewEnv(app.EnvPrefix)); err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", Name, err)
-		os.Exit(1)
-	}
-}
+// Main runs the deployable as the process' only one (app.Main), its configuration from the
+// environment.
+func Main() { app.Main(Name, Run) }
 
 // LoadConfiguration reads the service's configuration and the process' from env and validates both.
 func LoadConfiguration(env *app.Env) (app.Config, Config, error) {

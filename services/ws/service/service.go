@@ -13,9 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,7 +26,6 @@ import (
 	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/mesh"
 	"github.com/tidemark/tidemark/platform/telemetry"
-	"github.com/tidemark/tidemark/platform/version"
 	"github.com/tidemark/tidemark/services/ws"
 	"github.com/tidemark/tidemark/services/ws/edge"
 	"github.com/tidemark/tidemark/services/ws/hub"
@@ -273,20 +270,9 @@ func (e *Edge) Run(ctx context.Context) error {
 	return g.Run(ctx)
 }
 
-// Main runs an edge as the process' only service until SIGINT or SIGTERM, its configuration from the
-// environment; it exits 1 after printing the error that stopped it.
-func Main() {
-	if version.Handle(Name, os.Args[1:], os.Stdout) {
-		return
-	}
-	app.TuneGC()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := Run(ctx, app.NewEnv(app.EnvPrefix)); err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", Name, err)
-		os.Exit(1)
-	}
-}
+// Main runs the deployable as the process' only one (app.Main), its configuration from the
+// environment.
+func Main() { app.Main(Name, Run) }
 
 // LoadConfiguration reads the edge's configuration and the process' from env and validates both.
 func LoadConfiguration(env *app.Env) (app.Config, Config, error) {
