@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/tidemark/tidemark/platform/chain/rpc"
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/kit"
@@ -233,7 +234,7 @@ func indexRound(b *testing.B, url string, w indexedChain, round int) throughput 
 	pool := database(b, fmt.Sprintf("bench_indexer_%d", round), true)
 	defer pool.Close()
 	reg := prometheus.NewRegistry()
-	cfg := indexersvc.Config{RPCURL: url}
+	cfg := indexersvc.Config{RPC: rpc.Endpoint{URL: url}}
 	cfg.Start = w.start
 	inst, err := kit.Start(ctx, indexersvc.Service(cfg), kit.Runtime{
 		Pool: pool, Kafka: kafka.Config{Brokers: broker.Brokers(), ClientID: "bench"},

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidemark/tidemark/platform/chain/rpc"
 	"github.com/tidemark/tidemark/platform/chain/solana"
 	"github.com/tidemark/tidemark/platform/events"
 	txservice "github.com/tidemark/tidemark/services/tx/service"
@@ -312,7 +313,7 @@ func txService(b *testing.B, chain *simchain.Chain, reads *rpcCounter) *httptest
 	rpcSrv := httptest.NewServer(reads)
 	b.Cleanup(rpcSrv.Close)
 	cfg := txservice.Config{
-		RPCURL:       rpcSrv.URL,
+		RPC:          rpc.Endpoint{URL: rpcSrv.URL},
 		ComputeUnits: 200_000, // a fixed limit: no simulation to size it
 		AccountTTL:   txAccountTTL,
 		BlockhashTTL: txBlockhashTTL,

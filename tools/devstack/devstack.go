@@ -25,6 +25,7 @@ import (
 
 	"github.com/tidemark/tidemark/operator/api/v1alpha1"
 	"github.com/tidemark/tidemark/platform/app"
+	"github.com/tidemark/tidemark/platform/chain/rpc"
 	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/kit"
 	"github.com/tidemark/tidemark/platform/mesh"
@@ -135,7 +136,7 @@ var declarations = map[string]func(w wiring) kit.Service{
 // devIndexer is the indexer's configuration in the dev stack: the simulated chain at url, read from
 // the backfill's first slot, its market accounts sampled every second.
 func devIndexer(url string, o Options) indexer.Config {
-	cfg := indexer.Config{RPCURL: url}
+	cfg := indexer.Config{RPC: rpc.Endpoint{URL: url}}
 	cfg.Start = uint64(sim.SlotAt(backfillStart(o)))
 	cfg.Accounts = time.Second
 	return cfg

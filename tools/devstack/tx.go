@@ -10,6 +10,7 @@ import (
 
 	"github.com/tidemark/tidemark/platform/app"
 	"github.com/tidemark/tidemark/platform/chain/drift"
+	"github.com/tidemark/tidemark/platform/chain/rpc"
 	"github.com/tidemark/tidemark/platform/chain/solana"
 	txservice "github.com/tidemark/tidemark/services/tx/service"
 	"github.com/tidemark/tidemark/tools/sim"
@@ -31,7 +32,7 @@ func startTx(g *app.Group, chainURL string, chain *simchain.Chain, reg *promethe
 	}
 	// The markets are read every second, as the indexer reads them here: a stack is ready soon after
 	// it starts, and the simulated chain is on loopback.
-	s, err := txservice.New(txservice.Config{RPCURL: chainURL, LookupTables: tables, MarketsInterval: time.Second},
+	s, err := txservice.New(txservice.Config{RPC: rpc.Endpoint{URL: chainURL}, LookupTables: tables, MarketsInterval: time.Second},
 		txservice.Deps{Logger: log, Registry: reg})
 	if err != nil {
 		return txService{}, err

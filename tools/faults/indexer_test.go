@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tidemark/tidemark/platform/chain/drift"
+	"github.com/tidemark/tidemark/platform/chain/rpc"
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/kit"
@@ -28,7 +29,7 @@ var chainConsumers = []string{"market", "user", "stats", "notify", "authority", 
 
 // indexerConfig is the tests' indexer of the chain at url from slot start (the first run).
 func indexerConfig(url string, start uint64) indexer.Config {
-	cfg := indexer.Config{RPCURL: url}
+	cfg := indexer.Config{RPC: rpc.Endpoint{URL: url}}
 	cfg.Start = start
 	cfg.InFlight = 4
 	cfg.BatchEvents = 500 // many checkpoints, so that a crash falls between two
@@ -343,7 +344,7 @@ func TestIndexerSurvivesTheChainsFaults(t *testing.T) {
 	defer rpcSrv.Close()
 	chain.SetFaults(simchain.Faults{RateLimit: 40, TimeoutEvery: 23, TimeoutDelay: 2 * time.Second, ServerErrorEvery: 17})
 	cfg := indexerConfig(rpcSrv.URL, uint64(slots[0]))
-	cfg.RPCTimeout = 300 * time.Millisecond
+	cfg.RPC.Timeout = 300 * time.Millisecond
 	reg1, reg2 := telemetry.NewRegistry(), telemetry.NewRegistry()
 	first := startIndexer(t, cfg, pool, kc, reg1)
 

@@ -56,7 +56,7 @@ func start(t testing.TB, cfg txservice.Config) *world {
 	c.Seal()
 	rpc := httptest.NewServer(c.Handler())
 	t.Cleanup(rpc.Close)
-	cfg.RPCURL = rpc.URL
+	cfg.RPC.URL = rpc.URL
 	if cfg.LookupTables == nil {
 		for _, k := range c.LookupTables() {
 			cfg.LookupTables = append(cfg.LookupTables, k.String())

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tidemark/tidemark/platform/chain/drift"
+	"github.com/tidemark/tidemark/platform/chain/rpc"
 	"github.com/tidemark/tidemark/platform/chain/solana"
 	"github.com/tidemark/tidemark/services/tx"
 	txservice "github.com/tidemark/tidemark/services/tx/service"
@@ -108,7 +109,7 @@ func TestEveryRouteBuilds(t *testing.T) {
 // TestRPCDown: an endpoint that does not answer is a 503 with Retry-After, never a 500, and the
 // service is not ready before it has read the markets once.
 func TestRPCDown(t *testing.T) {
-	w := start(t, txservice.Config{RPCTimeout: 500 * time.Millisecond, RPCAttempts: 1})
+	w := start(t, txservice.Config{RPC: rpc.Endpoint{Timeout: 500 * time.Millisecond}, RPCAttempts: 1})
 	u := w.user(t, 0)
 	w.rpc.Close() // the markets are read; the chain goes away
 	a := w.post(t, "/tx/deposit", map[string]any{"accountId": u.PDA.String(), "amount": "1", "symbol": "USDC"})
@@ -118,7 +119,7 @@ func TestRPCDown(t *testing.T) {
 	// A replica that never reached the endpoint is not ready, and answers 503 too.
 	dead := httptest.NewServer(http.NotFoundHandler())
 	dead.Close()
-	svc, err := txservice.New(txservice.Config{RPCURL: dead.URL, RPCAttempts: 1}, txservice.Deps{})
+	svc, err := txservice.New(txservice.Config{RPC: rpc.Endpoint{URL: dead.URL}, RPCAttempts: 1}, txservice.Deps{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"time"
 
 	"github.com/tidemark/tidemark/platform/app"
@@ -30,25 +29,15 @@ var Topics = []string{
 
 // Config is the indexer's configuration; zero values take the defaults.
 type Config struct {
-	// RPCURL is the Solana JSON-RPC endpoint (TIDEMARK_INDEXER_RPC_URL), RPCHeaders headers sent with
-	// every request as "Name: value" pairs separated by commas (TIDEMARK_INDEXER_RPC_HEADERS): both
-	// come from a Secret in a cluster, since providers put API keys in either.
-	RPCURL     string
-	RPCHeaders []string
-	// RPCRate paces requests per second (TIDEMARK_INDEXER_RPC_RATE, 0 unpaced): set it to the
-	// endpoint's limit.
-	RPCRate float64
-	// RPCTimeout bounds one request (TIDEMARK_INDEXER_RPC_TIMEOUT).
-	RPCTimeout time.Duration
+	// RPC is the Solana JSON-RPC endpoint (TIDEMARK_INDEXER_RPC_*). A request may be a getBlock of
+	// a full block, megabytes: its timeout defaults to 30 s.
+	RPC rpc.Endpoint
 	indexer.Config
 }
 
 // RegisterEnv reads the TIDEMARK_INDEXER_* variables.
 func (c *Config) RegisterEnv(e *app.Env) {
-	c.RPCURL = e.String("INDEXER_RPC_URL", "")
-	c.RPCHeaders = e.Strings("INDEXER_RPC_HEADERS", nil)
-	c.RPCRate = float64(e.Int("INDEXER_RPC_RATE", 0))
-	c.RPCTimeout = e.Duration("INDEXER_RPC_TIMEOUT", 30*time.Second)
+	c.RPC.RegisterEnv(e, "INDEXER", 30*time.Second)
 	c.Start = uint64(e.Int("INDEXER_START_SLOT", 0))
 	c.InFlight = e.Int("INDEXER_IN_FLIGHT", 8)
 	c.Span = uint64(e.Int("INDEXER_SPAN", 2000))
@@ -61,26 +50,17 @@ func (c *Config) RegisterEnv(e *app.Env) {
 
 // SetDefaults sets every zero field to its default.
 func (c *Config) SetDefaults() {
-	if c.RPCTimeout <= 0 {
-		c.RPCTimeout = 30 * time.Second
+	if c.RPC.Timeout <= 0 {
+		c.RPC.Timeout = 30 * time.Second
 	}
 	c.Config.SetDefaults()
 }
 
 // Validate reports every value out of range, naming its variable.
 func (c Config) Validate() error {
-	var errs []error
+	errs := []error{c.RPC.Validate("INDEXER")}
 	bad := func(name, want string, got any) {
 		errs = append(errs, fmt.Errorf("%sINDEXER_%s must be %s, got %v", app.EnvPrefix, name, want, got))
-	}
-	if u, err := url.Parse(c.RPCURL); c.RPCURL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		bad("RPC_URL", "the http(s) URL of a Solana JSON-RPC endpoint", fmt.Sprintf("%q", c.RPCURL))
-	}
-	if _, err := rpc.ParseHeaders(c.RPCHeaders); err != nil {
-		bad("RPC_HEADERS", `"Name: value" pairs separated by commas`, err)
-	}
-	if c.RPCRate < 0 {
-		bad("RPC_RATE", "0 (unpaced) or more", c.RPCRate)
 	}
 	if c.InFlight > 256 {
 		bad("IN_FLIGHT", "at most 256", c.InFlight)
@@ -104,7 +84,7 @@ func Service(cfg Config) kit.Service {
 		Migrations: migrations.FS,
 		Produces:   Topics,
 	}, cfg, func(d kit.Deps, cfg Config) (kit.Parts, error) {
-		h, err := rpc.ParseHeaders(cfg.RPCHeaders)
+		endpoint, err := cfg.RPC.Options()
 		if err != nil {
 			return kit.Parts{}, err
 		}
@@ -114,7 +94,7 @@ func Service(cfg Config) kit.Service {
 		w.BatchSize = 5000
 		w.BatchTimeout = 2 * time.Millisecond
 		idx, err := indexer.New(cfg.Config, indexer.Options{
-			RPC:    rpc.Options{URL: cfg.RPCURL, Headers: h, RequestsPerSecond: cfg.RPCRate, Timeout: cfg.RPCTimeout},
+			RPC:    endpoint,
 			Store:  postgres.NewStore(d.Pool, d.Schema),
 			Out:    kafka.Producer{W: w, Naming: d.Kafka.Naming},
 			Logger: d.Logger, Registerer: d.Registerer, Now: d.Now,

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"os"
 	"time"
 
@@ -34,16 +33,10 @@ func Prefixes() []string { return []string{"/tx/"} }
 
 // Config is the service's own configuration; zero values take the defaults.
 type Config struct {
-	// RPCURL is the Solana JSON-RPC endpoint (TIDEMARK_TX_RPC_URL) and RPCHeaders headers sent with
-	// every request, "Name: value" pairs separated by commas (TIDEMARK_TX_RPC_HEADERS): both come
-	// from a Secret in a cluster, since providers put API keys in either.
-	RPCURL     string
-	RPCHeaders []string
-	// RPCRate paces requests per second across the replica (TIDEMARK_TX_RPC_RATE, 0 unpaced).
-	RPCRate float64
-	// RPCTimeout bounds one request to the endpoint (TIDEMARK_TX_RPC_TIMEOUT); RPCAttempts how many
-	// times a transient failure is tried (TIDEMARK_TX_RPC_ATTEMPTS): a client waits for the answer.
-	RPCTimeout  time.Duration
+	// RPC is the Solana JSON-RPC endpoint (TIDEMARK_TX_RPC_*). A client waits for the answer: one
+	// request's timeout defaults to 5 s, and a transient failure is tried RPCAttempts times
+	// (TIDEMARK_TX_RPC_ATTEMPTS).
+	RPC         rpc.Endpoint
 	RPCAttempts int
 	// LookupTables are the address lookup tables messages compress their keys with
 	// (TIDEMARK_TX_LOOKUP_TABLES, base58 keys separated by commas; mainnet's are the protocol's
@@ -64,10 +57,7 @@ type Config struct {
 
 // RegisterEnv reads the TIDEMARK_TX_* variables.
 func (c *Config) RegisterEnv(e *app.Env) {
-	c.RPCURL = e.String("TX_RPC_URL", "")
-	c.RPCHeaders = e.Strings("TX_RPC_HEADERS", nil)
-	c.RPCRate = float64(e.Int("TX_RPC_RATE", 0))
-	c.RPCTimeout = e.Duration("TX_RPC_TIMEOUT", 5*time.Second)
+	c.RPC.RegisterEnv(e, "TX", 5*time.Second)
 	c.RPCAttempts = e.Int("TX_RPC_ATTEMPTS", 3)
 	c.LookupTables = e.Strings("TX_LOOKUP_TABLES", nil)
 	c.PriorityFee = e.Int("TX_PRIORITY_FEE", tx.DefaultPriorityFee)
@@ -79,8 +69,8 @@ func (c *Config) RegisterEnv(e *app.Env) {
 
 // SetDefaults sets the zero fields that have a default other than zero.
 func (c *Config) SetDefaults() {
-	if c.RPCTimeout <= 0 {
-		c.RPCTimeout = 5 * time.Second
+	if c.RPC.Timeout <= 0 {
+		c.RPC.Timeout = 5 * time.Second
 	}
 	if c.RPCAttempts <= 0 {
 		c.RPCAttempts = 3
@@ -92,18 +82,9 @@ func (c *Config) SetDefaults() {
 
 // Validate reports every value out of range, naming its variable.
 func (c Config) Validate() error {
-	var errs []error
+	errs := []error{c.RPC.Validate("TX")}
 	bad := func(name, want string, got any) {
 		errs = append(errs, fmt.Errorf("%sTX_%s must be %s, got %v", app.EnvPrefix, name, want, got))
-	}
-	if u, err := url.Parse(c.RPCURL); c.RPCURL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		bad("RPC_URL", "the http(s) URL of a Solana JSON-RPC endpoint", fmt.Sprintf("%q", c.RPCURL))
-	}
-	if _, err := rpc.ParseHeaders(c.RPCHeaders); err != nil {
-		bad("RPC_HEADERS", `"Name: value" pairs separated by commas`, err)
-	}
-	if c.RPCRate < 0 {
-		bad("RPC_RATE", "0 (unpaced) or more", c.RPCRate)
 	}
 	if c.RPCAttempts > 10 {
 		bad("RPC_ATTEMPTS", "1..10", c.RPCAttempts)
@@ -168,7 +149,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		deps.Logger = slog.New(slog.DiscardHandler)
 	}
 	logger := deps.Logger.With("service", Name)
-	h, err := rpc.ParseHeaders(cfg.RPCHeaders)
+	opts, err := cfg.RPC.Options()
 	if err != nil {
 		return nil, err
 	}
@@ -181,11 +162,9 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		Name: "tidemark_tx_rpc_requests_total",
 		Help: "Requests to the Solana RPC endpoint, retries included, by method and how they ended (ok, http_<status>, a JSON-RPC code, timeout, network).",
 	}, []string{"method", "code"}))
-	client, err := rpc.New(rpc.Options{
-		URL: cfg.RPCURL, Headers: h, RequestsPerSecond: cfg.RPCRate, Timeout: cfg.RPCTimeout, Attempts: cfg.RPCAttempts,
-		MinBackoff: 100 * time.Millisecond, MaxBackoff: time.Second, HTTP: deps.HTTPClient,
-		Observe: func(method, code string) { requests.WithLabelValues(method, code).Inc() },
-	})
+	opts.Attempts, opts.MinBackoff, opts.MaxBackoff, opts.HTTP = cfg.RPCAttempts, 100*time.Millisecond, time.Second, deps.HTTPClient
+	opts.Observe = func(method, code string) { requests.WithLabelValues(method, code).Inc() }
+	client, err := rpc.New(opts)
 	if err != nil {
 		return nil, err
 	}
