@@ -286,20 +286,7 @@ func txChain(b *testing.B) (*simchain.Chain, *rpcCounter) {
 	feed := chain.Writer(nil)
 	s := sim.New(sim.Config{Seed: 3, Authorities: 30, FillsPerMinute: 60})
 	from := sim.Epoch().Add(48 * time.Hour)
-	var batch []events.Message
-	err := s.Generate(from, from.Add(time.Hour), func(m events.Message) error {
-		batch = append(batch, m)
-		if len(batch) < 5000 {
-			return nil
-		}
-		err := feed.Write(ctx, batch...)
-		batch = batch[:0]
-		return err
-	})
-	if err == nil {
-		err = feed.Write(ctx, batch...)
-	}
-	if err != nil {
+	if err := s.Write(ctx, feed, from, from.Add(time.Hour)); err != nil {
 		b.Fatalf("write the simulated hour into the chain: %v", err)
 	}
 	chain.Seal()

@@ -29,6 +29,20 @@ func (s *Simulator) Backfill(ctx context.Context, w Writer, days int, progress i
 	}
 	end := s.cfg.Now().Unix()
 	start := max(epoch, end-int64(days)*secondsPerDay)
+	if err := s.write(ctx, w, start, end, progress); err != nil {
+		return fmt.Errorf("backfill: %w", err)
+	}
+	return nil
+}
+
+// Write writes the history of [from, to) through w, in the batches Backfill writes, as fast as w
+// takes it: a window of the simulated history for a test or a bench.
+func (s *Simulator) Write(ctx context.Context, w Writer, from, to time.Time) error {
+	return s.write(ctx, w, from.Unix(), to.Unix(), nil)
+}
+
+// write writes [start, end) through w in batches of backfillBatch, reporting progress.
+func (s *Simulator) write(ctx context.Context, w Writer, start, end int64, progress io.Writer) error {
 	bar := newProgressBar(progress, start, end)
 	batch := make([]events.Message, 0, backfillBatch)
 	flush := func() error {
@@ -57,10 +71,7 @@ func (s *Simulator) Backfill(ctx context.Context, w Writer, days int, progress i
 		err = flush()
 	}
 	bar.done(err == nil)
-	if err != nil {
-		return fmt.Errorf("backfill: %w", err)
-	}
-	return nil
+	return err
 }
 
 // Live streams events at the current time through w until ctx ends (then it returns nil). rate > 0

@@ -33,27 +33,12 @@ func TestMemoryPerEvent(t *testing.T) {
 	s := sim.New(sim.DefaultConfig())
 	start := windowStart
 	c := simchain.New(simchain.Config{Seed: 1})
-	w := c.Writer(discard{})
-	var batch []events.Message
 	began := time.Now()
-	err := s.Generate(start, start.Add(time.Duration(hours)*time.Hour), func(m events.Message) error {
-		batch = append(batch, m)
-		if len(batch) < 20000 {
-			return nil
-		}
-		err := w.Write(context.Background(), batch...)
-		batch = batch[:0]
-		return err
-	})
-	if err == nil {
-		err = w.Write(context.Background(), batch...)
-	}
-	if err != nil {
+	if err := s.Write(context.Background(), c.Writer(discard{}), start, start.Add(time.Duration(hours)*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	c.Seal()
 	took := time.Since(began)
-	batch = nil
 	st := c.Stats()
 	with := heap()
 	runtime.KeepAlive(c) // alive until measured, then freed
@@ -62,7 +47,7 @@ func TestMemoryPerEvent(t *testing.T) {
 		_ = pprof.WriteHeapProfile(f)
 		f.Close()
 	}
-	c, w = nil, nil
+	c = nil
 	// What the chain holds is what freeing it gives back; the simulator's caches stay either way.
 	without := heap()
 	size := with - without

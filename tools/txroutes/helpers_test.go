@@ -35,22 +35,8 @@ func start(t testing.TB, cfg txservice.Config) *world {
 	t.Helper()
 	c := simchain.New(simchain.Config{Seed: 3})
 	s := sim.New(sim.Config{Seed: 3, Authorities: 30, FillsPerMinute: 60})
-	w := c.Writer(discard{})
 	from := sim.Epoch().Add(48 * time.Hour)
-	var batch []events.Message
-	err := s.Generate(from, from.Add(time.Hour), func(m events.Message) error {
-		batch = append(batch, m)
-		if len(batch) < 500 {
-			return nil
-		}
-		err := w.Write(context.Background(), batch...)
-		batch = batch[:0]
-		return err
-	})
-	if err == nil {
-		err = w.Write(context.Background(), batch...)
-	}
-	if err != nil {
+	if err := s.Write(context.Background(), c.Writer(discard{}), from, from.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	c.Seal()
