@@ -36,12 +36,11 @@ const (
 )
 
 // txChainReads bounds the getMultipleAccounts and getLatestBlockhash calls one run (warm-up
-// included) may cause: each cached value expires at most once in a 12 s run, and an expiry is
-// seen by at most the requests in flight, one per connection (the service does not share one
-// read among them). A request reading the chain would be thousands.
+// included) may cause: each cached value expires at most once in a 12 s run, and the requests in
+// flight at an expiry share one read. A request reading the chain would be thousands.
 func txChainReads() int {
 	run := txWarmup + txDuration
-	return txConnections * (int(run/txAccountTTL) + 1 + int(run/txBlockhashTTL) + 1)
+	return int(run/txAccountTTL) + 1 + int(run/txBlockhashTTL) + 1
 }
 
 // BenchmarkTxBuild serves POST /tx/order/place (a limit order of a funded simulated subaccount,
@@ -77,10 +76,8 @@ func BenchmarkTxBuild(b *testing.B) {
 		}))
 		defer bare.Close()
 
-		// loadgen only sends GETs, so the POSTs have a generator of their own here; the requests
-		// are numbered across its workers so that no two bodies are the same.
-		var seq atomic.Int64
-		order := func() []byte { return txOrder(acct, seq.Add(1)) }
+		// loadgen numbers the requests across its workers: no two bodies are the same.
+		order := func(n int) []byte { return txOrder(acct, int64(n)+2) }
 		var bareRuns, txRuns []loadgen.Result
 		var served map[string]int
 		for round := range restRounds {
@@ -199,80 +196,38 @@ func txPost(b *testing.B, base string, body []byte) []byte {
 	return out
 }
 
-// txRun posts body() to url from txConnections keep-alive connections for txWarmup and then
-// txDuration, measuring the latter, and fails the benchmark on any answer that is not a 200 with a
-// transaction. Each body is made before its request's clock starts, as loadgen makes headers.
-func txRun(b *testing.B, name, url string, body func() []byte) loadgen.Result {
+// txRun posts body(n) to url from txConnections keep-alive connections for txWarmup and then
+// txDuration, measuring the latter, and fails the benchmark on any answer, warm-up included, that is
+// not a 200 with a transaction.
+func txRun(b *testing.B, name, url string, body func(n int) []byte) loadgen.Result {
 	b.Helper()
-	transport := &http.Transport{MaxIdleConns: txConnections, MaxIdleConnsPerHost: txConnections, MaxConnsPerHost: txConnections}
-	defer transport.CloseIdleConnections()
-	client := &http.Client{Transport: transport, Timeout: 10 * time.Second}
-	ctx, cancel := context.WithTimeout(context.Background(), txWarmup+txDuration)
-	defer cancel()
-	measureFrom := time.Now().Add(txWarmup)
-
-	post := func(payload []byte) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
-		if err != nil {
-			return err
-		}
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		answer, err := io.ReadAll(resp.Body)
-		if err != nil {
-			return err
-		}
-		return txAnswer(resp.StatusCode, answer, false)
-	}
-	var (
-		mu        sync.Mutex
-		latencies []time.Duration
-		failures  []error
-		wg        sync.WaitGroup
-	)
-	for range txConnections {
-		wg.Go(func() {
-			local := make([]time.Duration, 0, 1<<14)
-			var failed []error
-			for ctx.Err() == nil {
-				payload := body()
-				start := time.Now()
-				err := post(payload)
-				if ctx.Err() != nil {
-					break // the run ended mid-request: neither a sample nor a failure
-				}
-				if start.Before(measureFrom) && err == nil {
-					continue
-				}
-				if err != nil {
-					failed = append(failed, err)
-					continue
-				}
-				local = append(local, time.Since(start))
+	var failures atomic.Int64
+	var first atomic.Value
+	res, err := loadgen.Run(context.Background(), loadgen.Config{
+		Concurrency: txConnections, Warmup: txWarmup, Duration: txDuration,
+		URL:  func(int) string { return url },
+		Body: body,
+		Check: func(resp *http.Response) error {
+			answer, err := io.ReadAll(resp.Body)
+			if err == nil {
+				err = txAnswer(resp.StatusCode, answer, false)
 			}
-			mu.Lock()
-			latencies = append(latencies, local...)
-			failures = append(failures, failed...)
-			mu.Unlock()
-		})
+			if err != nil {
+				failures.Add(1)
+				first.CompareAndSwap(nil, err.Error())
+			}
+			return err
+		},
+	})
+	if n := failures.Load(); n > 0 {
+		b.Fatalf("%s: %d answers were not a 200 with a transaction, first: %v", name, n, first.Load())
 	}
-	wg.Wait()
-	// Warm-up answers count too: every answer must have been a transaction.
-	if len(failures) > 0 {
-		b.Fatalf("%s: %d answers were not a 200 with a transaction, first: %v", name, len(failures), failures[0])
+	if err != nil {
+		b.Fatalf("%s: %v", name, err)
 	}
-	elapsed := time.Since(measureFrom)
-	slices.Sort(latencies)
-	if len(latencies) == 0 {
+	if res.Requests == 0 {
 		b.Fatalf("%s: no request completed", name)
 	}
-	pct := func(q float64) time.Duration { return latencies[int(float64(len(latencies)-1)*q)] }
-	res := loadgen.Result{Requests: len(latencies), Elapsed: elapsed, RPS: float64(len(latencies)) / elapsed.Seconds(),
-		P50: pct(0.5), P90: pct(0.9), P99: pct(0.99), Max: latencies[len(latencies)-1]}
 	b.Logf("%-60s %s", name, res)
 	return res
 }

@@ -4,6 +4,7 @@
 package loadgen
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -24,6 +25,9 @@ type Config struct {
 	// Header makes the n-th request's headers (signed ones, say) before its latency is measured;
 	// nil: none.
 	Header func(n int) http.Header
+	// Body makes the n-th request's JSON body before its latency is measured: the request is then
+	// a POST. nil: GETs.
+	Body func(n int) []byte
 }
 
 // Result summarises the measured requests.
@@ -80,12 +84,17 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 				if ctx.Err() != nil {
 					break
 				}
+				i := w*1_000_000 + n
 				var header http.Header
 				if cfg.Header != nil {
-					header = cfg.Header(w*1_000_000 + n)
+					header = cfg.Header(i)
+				}
+				var body []byte
+				if cfg.Body != nil {
+					body = cfg.Body(i)
 				}
 				start := time.Now()
-				err := do(ctx, client, cfg.URL(w*1_000_000+n), header, cfg.Check)
+				err := do(ctx, client, cfg.URL(i), header, body, cfg.Body != nil, cfg.Check)
 				if ctx.Err() != nil {
 					break // the run ended mid-request: neither a sample nor an error
 				}
@@ -125,10 +134,17 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	return res, nil
 }
 
-func do(ctx context.Context, c *http.Client, url string, header http.Header, check func(*http.Response) error) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+func do(ctx context.Context, c *http.Client, url string, header http.Header, body []byte, post bool, check func(*http.Response) error) error {
+	method, r := http.MethodGet, io.Reader(nil)
+	if post {
+		method, r = http.MethodPost, bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, r)
 	if err != nil {
 		return err
+	}
+	if post {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	for k, vs := range header {
 		req.Header[k] = vs
@@ -143,7 +159,7 @@ func do(ctx context.Context, c *http.Client, url string, header http.Header, che
 			return err
 		}
 	} else if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("GET %s: status %d", url, resp.StatusCode)
+		return fmt.Errorf("%s %s: status %d", method, url, resp.StatusCode)
 	}
 	// Drain so the connection is reused.
 	_, err = io.Copy(io.Discard, resp.Body)
