@@ -378,13 +378,25 @@ func TestPanicAfterResponseStarted(t *testing.T) {
 }
 
 func TestDecodeJSON(t *testing.T) {
+	type inner struct {
+		BuilderIdx *int `json:"builderIdx"`
+	}
+	type Embedded struct {
+		Memo string `json:"memo"`
+	}
 	type body struct {
-		UserPublicKeys []string `json:"userPublicKeys"`
+		Embedded
+		UserPublicKeys []string          `json:"userPublicKeys"`
+		Params         *inner            `json:"params"`
+		Orders         []inner           `json:"orders"`
+		Labels         map[string]string `json:"labels"`
+		When           *time.Time        `json:"when"` // decodes itself
+		Count          int               // no tag: its Go name
 	}
 	a := httpapi.New(httpapi.Options{})
 	a.Handle(http.MethodPost, "/exports", func(r *http.Request) (any, error) {
 		var b body
-		if err := httpapi.DecodeJSON(r, 64, &b); err != nil {
+		if err := httpapi.DecodeJSON(r, 256, &b); err != nil {
 			return nil, err
 		}
 		return b, nil
@@ -400,7 +412,16 @@ func TestDecodeJSON(t *testing.T) {
 		{"empty", ``, 400, "request body is empty"},
 		{"unknown field", `{"nope":1}`, 400, `invalid JSON body: json: unknown field "nope"`},
 		{"trailing data", `{"userPublicKeys":[]} {}`, 400, "invalid JSON body: unexpected data after the JSON value"},
-		{"too large", `{"userPublicKeys":["` + strings.Repeat("x", 100) + `"]}`, 400, "request body exceeds 64 bytes"},
+		{"too large", `{"userPublicKeys":["` + strings.Repeat("x", 300) + `"]}`, 400, "request body exceeds 256 bytes"},
+		{"every kind of property", `{"memo":"m","userPublicKeys":["a"],"params":{"builderIdx":1},"orders":[{"builderIdx":2}],"labels":{"Any":"x","ANY":"y"},"when":"2026-01-02T03:04:05Z","Count":3}`, 200, ""},
+		{"another case", `{"UserPublicKeys":["a"]}`, 400, `invalid JSON body: unknown property "UserPublicKeys" (property names are case-sensitive: "userPublicKeys")`},
+		{"another case, nested", `{"params":{"BuilderIdx":1}}`, 400, `invalid JSON body: unknown property "params.BuilderIdx" (property names are case-sensitive: "params.builderIdx")`},
+		{"another case, in an array", `{"orders":[{},{"builderidx":1}]}`, 400, `invalid JSON body: unknown property "orders[1].builderidx" (property names are case-sensitive: "orders[1].builderIdx")`},
+		{"another case, embedded", `{"MEMO":"m"}`, 400, `invalid JSON body: unknown property "MEMO" (property names are case-sensitive: "memo")`},
+		{"another case, untagged", `{"count":3}`, 400, `invalid JSON body: unknown property "count" (property names are case-sensitive: "Count")`},
+		{"twice", `{"userPublicKeys":["a"],"userPublicKeys":["b"]}`, 400, `invalid JSON body: property "userPublicKeys" appears twice`},
+		{"twice, nested", `{"params":{"builderIdx":1,"builderIdx":2}}`, 400, `invalid JSON body: property "params.builderIdx" appears twice`},
+		{"twice in a map", `{"labels":{"a":"x","a":"y"}}`, 400, `invalid JSON body: property "labels.a" appears twice`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

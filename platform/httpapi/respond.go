@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 
 	"github.com/tidemark/tidemark/platform/fault"
@@ -177,7 +178,8 @@ func ServeOpenAPI(doc []byte) Func {
 }
 
 // DecodeJSON decodes the request body into v strictly: at most maxBytes, one JSON value, no unknown
-// fields. Any problem is an Invalid error naming it.
+// property, none given twice or in another case than its field's (see checkNames). Any problem is
+// an Invalid error naming it.
 func DecodeJSON(r *http.Request, maxBytes int64, v any) error {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBytes+1))
 	if err != nil {
@@ -196,6 +198,9 @@ func DecodeJSON(r *http.Request, maxBytes int64, v any) error {
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return fault.Errorf(fault.Invalid, "invalid JSON body: unexpected data after the JSON value")
+	}
+	if err := checkNames(body, reflect.TypeOf(v)); err != nil {
+		return fault.Errorf(fault.Invalid, "invalid JSON body: %s", err.Error())
 	}
 	return nil
 }

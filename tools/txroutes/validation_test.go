@@ -33,6 +33,8 @@ func TestValidation(t *testing.T) {
 		{"deposit to nobody's account", "/tx/deposit", map[string]any{"accountId": nobody, "amount": "1", "symbol": "USDC"}, "Unknown account: " + nobody},
 		{"withdraw of an unknown symbol", "/tx/withdraw", map[string]any{"accountId": acct, "amount": "1", "symbol": "SOL-PERP"}, "Invalid symbol: SOL-PERP"},
 		{"an unknown property", "/tx/deposit", map[string]any{"accountId": acct, "amount": "1", "symbol": "USDC", "memo": "x"}, `invalid JSON body: json: unknown field "memo"`},
+		{"a property in another case", "/tx/withdraw", `{"accountId":"` + acct + `","Amount":"1","symbol":"USDC"}`, `invalid JSON body: unknown property "Amount" (property names are case-sensitive: "amount")`},
+		{"a property twice", "/tx/withdraw", `{"accountId":"` + acct + `","amount":"1","amount":"2","symbol":"USDC"}`, `invalid JSON body: property "amount" appears twice`},
 		{"a body over the limit", "/tx/deposit", `{"accountId":"` + strings.Repeat("a", 20<<10) + `"}`, "request body exceeds 16384 bytes"},
 		{"no body", "/tx/deposit", "", "request body is empty"},
 		{"not JSON", "/tx/deposit", "{", "invalid JSON body"},
