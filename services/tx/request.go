@@ -83,27 +83,20 @@ func simulateOr(p *bool, d bool) bool {
 
 func invalid(format string, args ...any) error { return fault.Errorf(fault.Invalid, format, args...) }
 
-// required names the first of the properties that is missing, as the reference's schema check does.
-func required(props ...struct {
+// property is a required property of a body and whether the request set it.
+type property struct {
 	name string
 	set  bool
-}) error {
+}
+
+// required names the first of the properties that is missing, as the reference's schema check does.
+func required(props ...property) error {
 	for _, p := range props {
 		if !p.set {
 			return invalid("body must have required property '%s'", p.name)
 		}
 	}
 	return nil
-}
-
-func prop(name string, set bool) struct {
-	name string
-	set  bool
-} {
-	return struct {
-		name string
-		set  bool
-	}{name, set}
 }
 
 // key parses a public key property; the message is the reference's.
@@ -155,8 +148,8 @@ type BuilderParams struct {
 }
 
 func (r OrderRequest) check() (solana.PublicKey, error) {
-	if err := required(prop("accountId", r.AccountID != nil), prop("symbol", r.Symbol != nil), prop("direction", r.Direction != nil),
-		prop("amount", r.Amount != nil), prop("orderType", r.OrderType != nil)); err != nil {
+	if err := required(property{"accountId", r.AccountID != nil}, property{"symbol", r.Symbol != nil}, property{"direction", r.Direction != nil},
+		property{"amount", r.Amount != nil}, property{"orderType", r.OrderType != nil}); err != nil {
 		return solana.PublicKey{}, err
 	}
 	if err := oneOf("direction", *r.Direction, "long", "short"); err != nil {
@@ -207,7 +200,7 @@ type CancelRequest struct {
 }
 
 func (r CancelRequest) check() (solana.PublicKey, error) {
-	if err := required(prop("accountId", r.AccountID != nil)); err != nil {
+	if err := required(property{"accountId", r.AccountID != nil}); err != nil {
 		return solana.PublicKey{}, err
 	}
 	if len(r.OrderIDs) > MaxOrderIDs {
@@ -224,7 +217,7 @@ type SettleRequest struct {
 }
 
 func (r SettleRequest) check() (solana.PublicKey, error) {
-	if err := required(prop("accountId", r.AccountID != nil)); err != nil {
+	if err := required(property{"accountId", r.AccountID != nil}); err != nil {
 		return solana.PublicKey{}, err
 	}
 	if r.Symbols != nil && len(r.Symbols) == 0 {
@@ -240,7 +233,7 @@ type BuilderInitRequest struct {
 }
 
 func (r BuilderInitRequest) check() (solana.PublicKey, error) {
-	if err := required(prop("builderId", r.BuilderID != nil)); err != nil {
+	if err := required(property{"builderId", r.BuilderID != nil}); err != nil {
 		return solana.PublicKey{}, err
 	}
 	return key("builderId", *r.BuilderID)
@@ -259,8 +252,8 @@ type BuilderApproveRequest struct {
 const DefaultNumOrders = 16
 
 func (r BuilderApproveRequest) check() (authority, builder solana.PublicKey, fee uint16, orders uint16, err error) {
-	if err = required(prop("authorityId", r.AuthorityID != nil), prop("builderId", r.BuilderID != nil),
-		prop("maxFeeTenthBps", r.MaxFeeTenthBps != nil)); err != nil {
+	if err = required(property{"authorityId", r.AuthorityID != nil}, property{"builderId", r.BuilderID != nil},
+		property{"maxFeeTenthBps", r.MaxFeeTenthBps != nil}); err != nil {
 		return
 	}
 	if authority, err = key("authorityId", *r.AuthorityID); err != nil {

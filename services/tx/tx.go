@@ -75,13 +75,10 @@ type kind struct {
 	fixedCU uint32 // cancels: a fixed limit and no price
 }
 
-// finish compiles ixs for payer with the compute budget instructions in front, simulates when
-// asked (or to size the compute budget) and answers the unsigned transaction.
-func (b *Builder) finish(ctx context.Context, k kind, what string, payer solana.PublicKey, ixs []solana.Instruction, simulate bool) (Built, error) {
-	m, err := b.chain.current()
-	if err != nil {
-		return Built{}, err
-	}
+// finish compiles ixs for payer with the compute budget instructions in front and m's lookup
+// tables, simulates when asked (or to size the compute budget) and answers the unsigned
+// transaction.
+func (b *Builder) finish(ctx context.Context, m *markets, k kind, what string, payer solana.PublicKey, ixs []solana.Instruction, simulate bool) (Built, error) {
 	hash, err := b.chain.Blockhash(ctx)
 	if err != nil {
 		return Built{}, err
@@ -97,6 +94,7 @@ func (b *Builder) finish(ctx context.Context, k kind, what string, payer solana.
 		}
 		return raw, err
 	}
+	asked := simulate
 	var budget []solana.Instruction
 	switch {
 	case k.fixedCU > 0:
@@ -105,20 +103,21 @@ func (b *Builder) finish(ctx context.Context, k kind, what string, payer solana.
 		budget = b.budget(b.cfg.ComputeUnits)
 	default:
 		// Simulate at the most a transaction may use; the answer asks for what it used and a margin.
-		raw, err := compile(b.budget(MaxComputeUnits))
+		most := b.budget(MaxComputeUnits)
+		raw, err := compile(most)
 		if err != nil {
 			return Built{}, err
 		}
-		sim, err := b.simulate(ctx, raw, programs(b.budget(MaxComputeUnits), ixs))
+		sim, err := b.simulate(ctx, raw, programs(most, ixs))
 		switch {
-		case err != nil && simulate:
+		case err != nil && asked:
 			return Built{}, err
 		case err != nil:
-			budget = b.budget(MaxComputeUnits) // the client asked not to hear of a failure
+			budget = most // the client asked not to hear of a failure
 		default:
 			budget = b.budget(uint32(math.Ceil(min(float64(sim.UnitsConsumed)*computeUnitsMargin, MaxComputeUnits))))
 		}
-		simulate = false // this simulation was the one asked for
+		simulate = false // this simulation is also the one asked for
 	}
 	raw, err := compile(budget)
 	if err != nil {
@@ -130,7 +129,7 @@ func (b *Builder) finish(ctx context.Context, k kind, what string, payer solana.
 		}
 	}
 	verb := "created"
-	if simulate || (k.fixedCU == 0 && b.cfg.ComputeUnits == 0) {
+	if asked {
 		verb = "created and simulated"
 	}
 	return Built{Success: true, Tx: base64.StdEncoding.EncodeToString(raw),
@@ -322,43 +321,16 @@ func (b *Builder) Deposit(ctx context.Context, r DepositRequest, withdraw bool) 
 	}
 	if withdraw {
 		// The SDK creates the wallet's token account when it is missing: the withdrawal needs it.
-		ata := txbuild.UserTokenAccount(acct.User.Authority, spot)
-		exists, err := b.chain.Exists(ctx, ata)
+		exists, err := b.chain.Exists(ctx, txbuild.UserTokenAccount(acct.User.Authority, spot))
 		if err != nil {
 			return Built{}, err
 		}
 		if !exists {
-			ixs = append([]solana.Instruction{createATA(acct.User.Authority, ata, spot)}, ixs...)
+			ixs = append([]solana.Instruction{txbuild.CreateUserTokenAccount(acct.User.Authority, spot)}, ixs...)
 		}
 	}
-	return b.finish(ctx, k, " for "+drift.Name(spot.Name), acct.User.Authority, ixs, simulateOr(r.Simulate, true))
+	return b.finish(ctx, m, k, " for "+drift.Name(spot.Name), acct.User.Authority, ixs, simulateOr(r.Simulate, true))
 }
-
-// createATA is the associated token program's create of owner's account for the spot market's
-// mint, paid by owner, as the SDK's withdrawal adds it (spl-token's non-idempotent create, whose
-// data is empty).
-func createATA(owner, ata solana.PublicKey, spot *drift.SpotMarket) solana.Instruction {
-	program := solana.TokenProgramID
-	if spot.TokenProgramFlag&tokenProgramFlagToken2022 != 0 {
-		program = solana.Token2022ProgramID
-	}
-	return solana.Instruction{
-		ProgramID: solana.AssociatedTokenProgramID,
-		Accounts: []solana.AccountMeta{
-			{PublicKey: owner, IsSigner: true, IsWritable: true},
-			{PublicKey: ata, IsWritable: true},
-			{PublicKey: owner},
-			{PublicKey: spot.Mint},
-			{PublicKey: solana.SystemProgramID},
-			{PublicKey: program},
-		},
-		Data: []byte{},
-	}
-}
-
-// tokenProgramFlagToken2022 is the spot market's flag of a Token-2022 mint (the SDK's
-// TokenProgramFlag).
-const tokenProgramFlagToken2022 = 1
 
 // PlaceOrder builds a perp order.
 func (b *Builder) PlaceOrder(ctx context.Context, r OrderRequest) (Built, error) {
@@ -404,7 +376,7 @@ func (b *Builder) PlaceOrder(ctx context.Context, r OrderRequest) (Built, error)
 	if err != nil {
 		return Built{}, stateError(err)
 	}
-	return b.finish(ctx, kind{name: "Order", advice: "Sign and send to place the order."}, " for "+m.names[index],
+	return b.finish(ctx, m, kind{name: "Order", advice: "Sign and send to place the order."}, " for "+m.names[index],
 		acct.User.Authority, ixs, simulateOr(r.Simulate, true))
 }
 
@@ -426,7 +398,7 @@ func (b *Builder) CancelOrders(ctx context.Context, r CancelRequest) (Built, err
 	if err != nil {
 		return Built{}, stateError(err)
 	}
-	return b.finish(ctx, kind{name: "Cancel orders", advice: "Sign and send to cancel the orders.", fixedCU: cancelComputeUnits}, "",
+	return b.finish(ctx, m, kind{name: "Cancel orders", advice: "Sign and send to cancel the orders.", fixedCU: cancelComputeUnits}, "",
 		acct.User.Authority, ixs, simulateOr(r.Simulate, true))
 }
 
@@ -477,7 +449,7 @@ func (b *Builder) SettlePnl(ctx context.Context, r SettleRequest) (Built, error)
 	if err != nil {
 		return Built{}, stateError(err)
 	}
-	return b.finish(ctx, kind{name: "Settle PnL", advice: "Sign and send to settle."}, " for "+strings.Join(names, ", "),
+	return b.finish(ctx, m, kind{name: "Settle PnL", advice: "Sign and send to settle."}, " for "+strings.Join(names, ", "),
 		acct.User.Authority, ixs, simulateOr(r.Simulate, true))
 }
 
@@ -487,7 +459,11 @@ func (b *Builder) BuilderInit(ctx context.Context, r BuilderInitRequest) (Built,
 	if err != nil {
 		return Built{}, err
 	}
-	return b.finish(ctx, kind{name: "Builder initialization", advice: "Sign and send to create the revenue share account."}, "",
+	m, err := b.chain.current()
+	if err != nil {
+		return Built{}, err
+	}
+	return b.finish(ctx, m, kind{name: "Builder initialization", advice: "Sign and send to create the revenue share account."}, "",
 		builder, txbuild.BuilderInit(builder), simulateOr(r.Simulate, true))
 }
 
@@ -497,11 +473,15 @@ func (b *Builder) BuilderApprove(ctx context.Context, r BuilderApproveRequest) (
 	if err != nil {
 		return Built{}, err
 	}
+	m, err := b.chain.current()
+	if err != nil {
+		return Built{}, err
+	}
 	exists, err := b.chain.Exists(ctx, drift.RevenueShareEscrowAddress(authority))
 	if err != nil {
 		return Built{}, err
 	}
-	return b.finish(ctx, kind{name: "Builder approval", advice: "Sign and send to approve the builder."}, "",
+	return b.finish(ctx, m, kind{name: "Builder approval", advice: "Sign and send to approve the builder."}, "",
 		authority, txbuild.BuilderApprove(authority, builder, fee, exists, orders), simulateOr(r.Simulate, true))
 }
 

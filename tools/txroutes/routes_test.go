@@ -90,6 +90,11 @@ func TestEveryRouteBuilds(t *testing.T) {
 			tt.body["simulate"] = simulate
 			a := w.post(t, tt.path, tt.body)
 			tx := a.transaction(t)
+			// The message says a simulation ran only when the client asked for one, whatever the
+			// service simulated to size the compute budget.
+			if simulated := strings.Contains(a.body["message"].(string), "created and simulated successfully"); simulated != simulate {
+				t.Errorf("%s simulate %v: message %q", tt.path, simulate, a.body["message"])
+			}
 			if tx.Message.FeePayer().IsZero() {
 				t.Fatalf("%s: no fee payer", tt.path)
 			}

@@ -29,23 +29,44 @@ func tokens(st State, authority solana.PublicKey, marketIndex uint16) (tokenAcco
 	if m.TokenProgramFlag&tokenProgramFlagTransferHook != 0 {
 		return tokenAccounts{}, fmt.Errorf("spot market %d: %w", marketIndex, ErrTransferHook)
 	}
-	t := tokenAccounts{market: m, tokenProgram: solana.TokenProgramID}
+	t := tokenAccounts{market: m, tokenProgram: TokenProgram(m), userToken: UserTokenAccount(authority, m)}
 	if m.TokenProgramFlag&tokenProgramFlagToken2022 != 0 {
-		t.tokenProgram = solana.Token2022ProgramID
 		t.extra = []solana.AccountMeta{{PublicKey: m.Mint}}
 	}
-	t.userToken = UserTokenAccount(authority, m)
 	return t, nil
+}
+
+// TokenProgram is the token program of the spot market's mint: SPL Token, or Token-2022 when the
+// market says so.
+func TokenProgram(m *drift.SpotMarket) solana.PublicKey {
+	if m.TokenProgramFlag&tokenProgramFlagToken2022 != 0 {
+		return solana.Token2022ProgramID
+	}
+	return solana.TokenProgramID
 }
 
 // UserTokenAccount is the token account a deposit draws from and a withdrawal pays into: the
 // authority's associated token account for the market's mint under its token program.
 func UserTokenAccount(authority solana.PublicKey, m *drift.SpotMarket) solana.PublicKey {
-	program := solana.TokenProgramID
-	if m.TokenProgramFlag&tokenProgramFlagToken2022 != 0 {
-		program = solana.Token2022ProgramID
+	return solana.AssociatedTokenAddress(authority, m.Mint, TokenProgram(m))
+}
+
+// CreateUserTokenAccount is the associated token program's create of the authority's token
+// account for the market's mint, paid by the authority, as the SDK's withdrawal adds it when the
+// account is missing (spl-token's non-idempotent create, whose data is empty).
+func CreateUserTokenAccount(authority solana.PublicKey, m *drift.SpotMarket) solana.Instruction {
+	return solana.Instruction{
+		ProgramID: solana.AssociatedTokenProgramID,
+		Accounts: []solana.AccountMeta{
+			{PublicKey: authority, IsSigner: true, IsWritable: true},
+			{PublicKey: UserTokenAccount(authority, m), IsWritable: true},
+			{PublicKey: authority},
+			{PublicKey: m.Mint},
+			{PublicKey: solana.SystemProgramID},
+			{PublicKey: TokenProgram(m)},
+		},
+		Data: []byte{},
 	}
-	return solana.AssociatedTokenAddress(authority, m.Mint, program)
 }
 
 // Deposit is the deposit of amount (the mint's base units) into spot market marketIndex from the
