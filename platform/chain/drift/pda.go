@@ -12,7 +12,10 @@ import (
 // indexes and subaccount ids are seeded as little-endian u16.
 
 // Program is the program's address.
-func Program() solana.PublicKey { return solana.MustPublicKey(ProgramID) }
+func Program() solana.PublicKey { return program }
+
+// program is ProgramID decoded once: transactions and logs compare keys with it all the time.
+var program = solana.MustPublicKey(ProgramID)
 
 // address is the PDA of the program for seeds. The seeds here are few and short, so the runtime's
 // limits cannot refuse them, and no bump giving an address off the curve has odds of 2^-256: a
