@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -293,26 +294,14 @@ func Run(ctx context.Context, o Options) error {
 	broker.TrimEvery(brokerTrim(instances))
 	internalURLs := map[string]string{}
 	for _, inst := range instances {
-		publicLn, err := listen()
+		d, err := serve(&g, inst.Name(), inst.Run, inst.Handler(), inst.InternalMux(o.Registry), log)
 		if err != nil {
 			return err
 		}
-		internalLn, err := listen()
-		if err != nil {
-			return err
-		}
-		upstreams[inst.Name()] = "http://" + publicLn.Addr().String()
-		internalURLs[inst.Name()] = "http://" + internalLn.Addr().String()
+		upstreams[inst.Name()], internalURLs[inst.Name()] = d.public, d.internal
 		for _, ft := range inst.FileTypes() {
-			sources[v1alpha1.FileType(ft)] = internalURLs[inst.Name()]
+			sources[v1alpha1.FileType(ft)] = d.internal
 		}
-		g.Add(inst.Name(), inst.Run)
-		g.Add(inst.Name()+" public", func(ctx context.Context) error {
-			return app.ServeListener(ctx, publicLn, inst.Handler(), 5*time.Second, log)
-		})
-		g.Add(inst.Name()+" internal", func(ctx context.Context) error {
-			return app.ServeListener(ctx, internalLn, inst.InternalMux(o.Registry), 5*time.Second, log)
-		})
 	}
 
 	ws, err := startEdge(&g, kc, internalURLs, o.Registry, log)
@@ -416,6 +405,32 @@ func resetOffsets(ctx context.Context, pool *pgxpool.Pool, schema string) error 
 	return nil
 }
 
+// served is a deployable of the stack on its two loopback ports.
+type served struct {
+	public, internal string // base URLs
+}
+
+// serve adds a deployable to g as a cluster runs it: its work, its public routes and its internal
+// port (health, readiness, metrics), each on a loopback port of its own.
+func serve(g *app.Group, name string, run func(context.Context) error, public, internal http.Handler, log *slog.Logger) (served, error) {
+	publicLn, err := listen()
+	if err != nil {
+		return served{}, err
+	}
+	internalLn, err := listen()
+	if err != nil {
+		return served{}, err
+	}
+	g.Add(name, run)
+	g.Add(name+" public", func(ctx context.Context) error {
+		return app.ServeListener(ctx, publicLn, public, 5*time.Second, log)
+	})
+	g.Add(name+" internal", func(ctx context.Context) error {
+		return app.ServeListener(ctx, internalLn, internal, 5*time.Second, log)
+	})
+	return served{public: "http://" + publicLn.Addr().String(), internal: "http://" + internalLn.Addr().String()}, nil
+}
+
 func listen() (net.Listener, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -442,10 +457,10 @@ type banner struct {
 	account   sim.Account // a simulated account, for the examples
 	seed      int64       // the simulator's, for the examples' commands
 	fileTypes map[v1alpha1.FileType]string
-	ws        edge
+	ws        served
 	budget    int64  // the memory budget, bytes
 	chain     string // the simulated chain's JSON-RPC
-	tx        txService
+	tx        served
 	txAccount string // the User account of account's wallet at the program's address, for /tx
 }
 

@@ -1,7 +1,6 @@
 package devstack
 
 import (
-	"context"
 	"log/slog"
 	"time"
 
@@ -19,34 +18,14 @@ var wsExamples = []string{
 	`{"type":"subscribe","channelType":"pricing"}`,
 }
 
-// edge is the WebSocket edge of the stack.
-type edge struct {
-	public, internal string // base URLs
-}
-
 // startEdge adds the WebSocket edge to g: it warms from the internal ports of the services of the
 // mesh that own its snapshots (market's candles; stats' markets and pricing once stats runs), asks
 // notify for the seq of a wallet's channel it has read nothing of, and reads the edge topics from the
 // stack's broker.
-func startEdge(g *app.Group, kc kafka.Config, internal map[string]string, reg *prometheus.Registry, log *slog.Logger) (edge, error) {
+func startEdge(g *app.Group, kc kafka.Config, internal map[string]string, reg *prometheus.Registry, log *slog.Logger) (served, error) {
 	e := wsservice.New(wsservice.Config{MarketURL: internal["market"], StatsURL: internal["stats"], NotifyURL: internal["notify"]}, wsservice.Deps{
 		Kafka: kafka.Config{Brokers: kc.Brokers, ClientID: "devstack-ws"}, Logger: log, Registry: reg,
 		ShutdownTimeout: 2 * time.Second,
 	})
-	publicLn, err := listen()
-	if err != nil {
-		return edge{}, err
-	}
-	internalLn, err := listen()
-	if err != nil {
-		return edge{}, err
-	}
-	g.Add(wsservice.Name, e.Run)
-	g.Add(wsservice.Name+" public", func(ctx context.Context) error {
-		return app.ServeListener(ctx, publicLn, e.Handler(), 5*time.Second, log)
-	})
-	g.Add(wsservice.Name+" internal", func(ctx context.Context) error {
-		return app.ServeListener(ctx, internalLn, app.InternalMux(reg, e.Ready), 5*time.Second, log)
-	})
-	return edge{public: "http://" + publicLn.Addr().String(), internal: "http://" + internalLn.Addr().String()}, nil
+	return serve(g, wsservice.Name, e.Run, e.Handler(), app.InternalMux(reg, e.Ready), log)
 }

@@ -1,7 +1,6 @@
 package devstack
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -17,15 +16,10 @@ import (
 	"github.com/tidemark/tidemark/tools/simchain"
 )
 
-// txService is the tx service of the stack.
-type txService struct {
-	public, internal string // base URLs
-}
-
 // startTx adds the tx service to g: it builds transactions from the simulated chain's accounts,
 // read over the chain's JSON-RPC at chainURL as a cluster's replica reads its endpoint, with the
 // chain's lookup tables where mainnet's would be configured.
-func startTx(g *app.Group, chainURL string, chain *simchain.Chain, reg *prometheus.Registry, log *slog.Logger) (txService, error) {
+func startTx(g *app.Group, chainURL string, chain *simchain.Chain, reg *prometheus.Registry, log *slog.Logger) (served, error) {
 	var tables []string
 	for _, k := range chain.LookupTables() {
 		tables = append(tables, k.String())
@@ -35,24 +29,9 @@ func startTx(g *app.Group, chainURL string, chain *simchain.Chain, reg *promethe
 	s, err := txservice.New(txservice.Config{RPC: rpc.Endpoint{URL: chainURL}, LookupTables: tables, MarketsInterval: time.Second},
 		txservice.Deps{Logger: log, Registry: reg})
 	if err != nil {
-		return txService{}, err
+		return served{}, err
 	}
-	publicLn, err := listen()
-	if err != nil {
-		return txService{}, err
-	}
-	internalLn, err := listen()
-	if err != nil {
-		return txService{}, err
-	}
-	g.Add(txservice.Name, s.Run)
-	g.Add(txservice.Name+" public", func(ctx context.Context) error {
-		return app.ServeListener(ctx, publicLn, s.Handler(), 5*time.Second, log)
-	})
-	g.Add(txservice.Name+" internal", func(ctx context.Context) error {
-		return app.ServeListener(ctx, internalLn, app.InternalMux(reg, s.Ready), 5*time.Second, log)
-	})
-	return txService{public: "http://" + publicLn.Addr().String(), internal: "http://" + internalLn.Addr().String()}, nil
+	return serve(g, txservice.Name, s.Run, s.Handler(), app.InternalMux(reg, s.Ready), log)
 }
 
 // txUser is the User account the banner's /tx example builds for: a's subaccount at the program's
