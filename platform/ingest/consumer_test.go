@@ -46,36 +46,6 @@ func newConsumer(tb testing.TB, pool *pgxpool.Pool, kc kafka.Config, reg prometh
 	return c
 }
 
-func counterValue(tb testing.TB, reg *prometheus.Registry, name string, labels map[string]string) float64 {
-	tb.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	next:
-		for _, m := range mf.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				if v, ok := labels[lp.GetName()]; ok && v != lp.GetValue() {
-					continue next
-				}
-			}
-			switch {
-			case m.GetCounter() != nil:
-				return m.GetCounter().GetValue()
-			case m.GetGauge() != nil:
-				return m.GetGauge().GetValue()
-			case m.GetHistogram() != nil:
-				return float64(m.GetHistogram().GetSampleCount())
-			}
-		}
-	}
-	return 0
-}
-
 func TestConsumerIngestsReplayedBatchOnce(t *testing.T) {
 	pool := pgtest.NewPool(t, pgtest.Server())
 	rig := newItemsRig(t, pool)
@@ -92,7 +62,7 @@ func TestConsumerIngestsReplayedBatchOnce(t *testing.T) {
 	produceItems(t, rig.kc, genItems(1200, 300))
 	waitRows(t, pool, 1500, 20*time.Second)
 	eventually(t, 10*time.Second, func() (bool, string) {
-		n := counterValue(t, rig.reg, "tidemark_ingest_messages_total", map[string]string{"topic": itemsTopic})
+		n := kittest.Metric(t, rig.reg, "tidemark_ingest_messages_total", map[string]string{"topic": itemsTopic})
 		return n == 2700, fmt.Sprintf("messages_total = %v", n)
 	})
 	eventually(t, 5*time.Second, func() (bool, string) { err := rig.c.Ready(); return err == nil, fmt.Sprint(err) })
@@ -102,14 +72,14 @@ func TestConsumerIngestsReplayedBatchOnce(t *testing.T) {
 	if commits.Load() == 0 {
 		t.Error("OnCommit hook never ran")
 	}
-	if v := counterValue(t, rig.reg, "tidemark_ingest_ready", nil); v != 1 {
+	if v := kittest.Metric(t, rig.reg, "tidemark_ingest_ready", nil); v != 1 {
 		t.Errorf("ready gauge = %v", v)
 	}
-	if v := counterValue(t, rig.reg, "tidemark_ingest_batch_size", nil); v == 0 {
+	if v := kittest.Metric(t, rig.reg, "tidemark_ingest_batch_size", nil); v == 0 {
 		t.Error("no batch observed")
 	}
 	for p := range 2 {
-		if v := counterValue(t, rig.reg, "tidemark_ingest_lag", map[string]string{"topic": itemsTopic, "partition": strconv.Itoa(p)}); v != 0 {
+		if v := kittest.Metric(t, rig.reg, "tidemark_ingest_lag", map[string]string{"topic": itemsTopic, "partition": strconv.Itoa(p)}); v != 0 {
 			t.Errorf("lag of partition %d = %v after catching up", p, v)
 		}
 	}
@@ -174,7 +144,7 @@ func TestConsumerCrashBetweenDBAndKafkaCommit(t *testing.T) {
 	c2 := newConsumer(t, pool, kc, reg, s2.sink())
 	r2 := start(t, c2)
 	waitRows(t, pool, 500, 20*time.Second)
-	if v := counterValue(t, reg, "tidemark_ingest_messages_total", nil); v != float64(500-firstBatch) {
+	if v := kittest.Metric(t, reg, "tidemark_ingest_messages_total", nil); v != float64(500-firstBatch) {
 		t.Errorf("messages_total = %v, want the %d messages not committed before the crash", v, 500-firstBatch)
 	}
 	if err := r2.stop(t); err != nil {
@@ -211,7 +181,7 @@ func TestConsumerMalformedToDLQ(t *testing.T) {
 	produceToPartition0(t, rig.kc, values...)
 
 	waitRows(t, pool, 4, 20*time.Second)
-	if v := counterValue(t, rig.reg, "tidemark_ingest_dlq_total", map[string]string{"topic": itemsTopic}); v != 3 {
+	if v := kittest.Metric(t, rig.reg, "tidemark_ingest_dlq_total", map[string]string{"topic": itemsTopic}); v != 3 {
 		t.Errorf("dlq_total = %v, want 3", v)
 	}
 
@@ -254,9 +224,9 @@ func TestConsumerWaitsForPostgres(t *testing.T) {
 	}
 	produceItems(t, rig.kc, genItems(300, 700))
 	eventually(t, 10*time.Second, func() (bool, string) {
-		return rig.c.Ready() != nil && counterValue(t, rig.reg, "tidemark_ingest_ready", nil) == 0, "still ready with Postgres down"
+		return rig.c.Ready() != nil && kittest.Metric(t, rig.reg, "tidemark_ingest_ready", nil) == 0, "still ready with Postgres down"
 	})
-	if v := counterValue(t, rig.reg, "tidemark_ingest_retries_total", nil); v == 0 {
+	if v := kittest.Metric(t, rig.reg, "tidemark_ingest_retries_total", nil); v == 0 {
 		t.Error("no retries counted")
 	}
 	if err := own.Resume(ctx); err != nil {
@@ -267,7 +237,7 @@ func TestConsumerWaitsForPostgres(t *testing.T) {
 	if err := r.stop(t); err != nil {
 		t.Fatal(err)
 	}
-	if v := counterValue(t, rig.reg, "tidemark_ingest_messages_total", map[string]string{"topic": itemsTopic}); v != 1000 {
+	if v := kittest.Metric(t, rig.reg, "tidemark_ingest_messages_total", map[string]string{"topic": itemsTopic}); v != 1000 {
 		t.Errorf("messages_total = %v, want 1000", v)
 	}
 }
@@ -400,7 +370,7 @@ func TestConsumersOfTwoServicesShareARegistry(t *testing.T) {
 		}
 	}
 	for _, svc := range []string{"market", "user"} {
-		if v := counterValue(t, reg, "tidemark_ingest_messages_total", map[string]string{"service": svc, "topic": itemsTopic}); v != 30 {
+		if v := kittest.Metric(t, reg, "tidemark_ingest_messages_total", map[string]string{"service": svc, "topic": itemsTopic}); v != 30 {
 			t.Errorf("service %s counted %v messages, want 30", svc, v)
 		}
 	}
@@ -440,7 +410,7 @@ func TestConsumerRetriesWhenDLQFails(t *testing.T) {
 	produceToPartition0(t, rig.kc, items[0].encode(), []byte(`{"broken":`), items[1].encode())
 
 	eventually(t, 20*time.Second, func() (bool, string) {
-		n := counterValue(t, rig.reg, "tidemark_ingest_retries_total", nil)
+		n := kittest.Metric(t, rig.reg, "tidemark_ingest_retries_total", nil)
 		return n >= 2 && rig.c.Ready() != nil, fmt.Sprintf("retries %v, ready %v", n, rig.c.Ready())
 	})
 	if n, _ := countRows(t, pool); n != 0 {
@@ -448,7 +418,7 @@ func TestConsumerRetriesWhenDLQFails(t *testing.T) {
 	}
 	setMaxBytes(1 << 20)
 	waitRows(t, pool, 2, 20*time.Second)
-	if v := counterValue(t, rig.reg, "tidemark_ingest_dlq_total", map[string]string{"topic": itemsTopic}); v != 1 {
+	if v := kittest.Metric(t, rig.reg, "tidemark_ingest_dlq_total", map[string]string{"topic": itemsTopic}); v != 1 {
 		t.Errorf("dlq_total = %v, want 1", v)
 	}
 }
@@ -485,7 +455,7 @@ func TestConsumerRefusedValuesToDLQ(t *testing.T) {
 		err := rig.c.Ready()
 		return err == nil, fmt.Sprint(err)
 	})
-	if v := counterValue(t, rig.reg, "tidemark_ingest_dlq_total", map[string]string{"topic": itemsTopic}); v != float64(len(refused)) {
+	if v := kittest.Metric(t, rig.reg, "tidemark_ingest_dlq_total", map[string]string{"topic": itemsTopic}); v != float64(len(refused)) {
 		t.Errorf("dlq_total = %v, want %d", v, len(refused))
 	}
 	var stored int

@@ -90,7 +90,7 @@ func TestConsumerSurvivesPostgresLosingCommits(t *testing.T) {
 				t.Fatalf("Run: %v", err)
 			}
 			checkCount(ctx, t, pool, want)
-			rewinds := counterValue(t, reg, "tidemark_ingest_rewinds_total", nil)
+			rewinds := kittest.Metric(t, reg, "tidemark_ingest_rewinds_total", nil)
 			if tc.rewinds && rewinds < iterations {
 				t.Errorf("%v rewinds after %d restores", rewinds, iterations)
 			}

@@ -94,7 +94,7 @@ func TestReplicasShareAGroup(t *testing.T) {
 	regC := prometheus.NewRegistry()
 	c := start(t, newReplica(regC))
 	eventually(t, time.Minute, func() (bool, string) {
-		n := counterValue(t, regC, "tidemark_ingest_group_generations_total", nil)
+		n := kittest.Metric(t, regC, "tidemark_ingest_group_generations_total", nil)
 		return n >= 1, fmt.Sprintf("the third replica joined %v generations", n)
 	})
 	progress("three replicas")
@@ -106,14 +106,14 @@ func TestReplicasShareAGroup(t *testing.T) {
 		_ = pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = 'replica-b' AND xact_start IS NOT NULL`).Scan(&open)
 		return open > 0, "replica-b has no transaction open"
 	})
-	genA := counterValue(t, regA, "tidemark_ingest_group_generations_total", nil)
+	genA := kittest.Metric(t, regA, "tidemark_ingest_group_generations_total", nil)
 	before := partitionOffsets(ctx, t, pool)
 	if err := killed.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	killedAt := time.Now()
 	eventually(t, time.Minute, func() (bool, string) {
-		n := counterValue(t, regA, "tidemark_ingest_group_generations_total", nil)
+		n := kittest.Metric(t, regA, "tidemark_ingest_group_generations_total", nil)
 		return n > genA, "the group has not rebalanced after the kill"
 	})
 	waitEveryPartition(ctx, t, pool, before)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kafka"
+	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/platform/outbox"
 	"github.com/tidemark/tidemark/platform/pg"
 	"github.com/tidemark/tidemark/platform/pg/pgtest"
@@ -260,29 +261,14 @@ func TestPendingRowsSurviveRestart(t *testing.T) {
 		t.Errorf("published %v", got)
 	}
 	waitEmpty(t, e)
-	if n := counterValue(t, reg2, "tidemark_outbox_published_total"); n != 3 {
+	if n := kittest.Metric(t, reg2, "tidemark_outbox_published_total", nil); n != 3 {
 		t.Errorf("published_total = %v, want 3", n)
 	}
 }
 
 func failures(tb testing.TB, reg *prometheus.Registry) float64 {
 	tb.Helper()
-	return counterValue(tb, reg, "tidemark_outbox_failures_total")
-}
-
-// counterValue reads a registered counter; 0 until it has been registered and gathered.
-func counterValue(tb testing.TB, reg *prometheus.Registry, name string) float64 {
-	tb.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() == name && len(mf.GetMetric()) > 0 {
-			return mf.GetMetric()[0].GetCounter().GetValue()
-		}
-	}
-	return 0
+	return kittest.Metric(tb, reg, "tidemark_outbox_failures_total", nil)
 }
 
 func TestAddRejectsMessageWithoutTopic(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/kit"
+	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/services/market"
 	marketsvc "github.com/tidemark/tidemark/services/market/service"
 	"github.com/tidemark/tidemark/tools/loadgen"
@@ -309,21 +310,5 @@ func BenchmarkCandlesHot(b *testing.B) {
 // counter is the market service's count of candle answers from source in reg.
 func counter(b *testing.B, reg prometheus.Gatherer, source string) float64 {
 	b.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "tidemark_market_candle_answers_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "source" && l.GetValue() == source {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
+	return kittest.Metric(b, reg, "tidemark_market_candle_answers_total", map[string]string{"source": source})
 }

@@ -20,6 +20,8 @@ import (
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/kit"
+	"github.com/tidemark/tidemark/platform/kit/kittest"
+	"github.com/tidemark/tidemark/platform/telemetry"
 	"github.com/tidemark/tidemark/services/indexer"
 	indexersvc "github.com/tidemark/tidemark/services/indexer/service"
 	"github.com/tidemark/tidemark/tools/sim"
@@ -308,7 +310,7 @@ func indexRound(b *testing.B, url string, w indexedChain, round int) throughput 
 	if indexed != w.stats.Events {
 		b.Errorf("round %d: the indexer wrote %d records of the event topics, the chain holds %d events (%v)", round, indexed, w.stats.Events, written)
 	}
-	if n := metricSum(b, reg, "tidemark_indexer_decode_failures_total"); n > 0 {
+	if n := kittest.Metric(b, reg, "tidemark_indexer_decode_failures_total", nil); n > 0 {
 		b.Errorf("round %d: %.0f decode failures", round, n)
 	}
 	return throughput{rate: float64(w.stats.Events) / elapsed.Seconds(), elapsed: elapsed, first: first, sched: sched,
@@ -318,22 +320,13 @@ func indexRound(b *testing.B, url string, w indexedChain, round int) throughput 
 // indexerCounts is tidemark_indexer_events_total by topic.
 func indexerCounts(b *testing.B, reg prometheus.Gatherer) map[string]int {
 	b.Helper()
-	mfs, err := reg.Gather()
+	byTopic, err := telemetry.SumBy(reg, "tidemark_indexer_events_total", "topic", nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	out := map[string]int{}
-	for _, mf := range mfs {
-		if mf.GetName() != "tidemark_indexer_events_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "topic" {
-					out[l.GetValue()] += int(m.GetCounter().GetValue())
-				}
-			}
-		}
+	out := make(map[string]int, len(byTopic))
+	for topic, n := range byTopic {
+		out[topic] = int(n)
 	}
 	return out
 }

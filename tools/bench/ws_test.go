@@ -30,6 +30,7 @@ import (
 	"github.com/tidemark/tidemark/platform/app"
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kafka"
+	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/platform/telemetry"
 	"github.com/tidemark/tidemark/services/market"
 	"github.com/tidemark/tidemark/services/ws"
@@ -100,7 +101,7 @@ func BenchmarkWebSocketFanout(b *testing.B) {
 		var steps []step
 		measure := func(rate int) step {
 			h0 := histogram(b, reg, "ws_fanout_latency_seconds")
-			o0 := metricSum(b, reg, "ws_queue_overflows_total")
+			o0 := kittest.Metric(b, reg, "ws_queue_overflows_total", nil)
 			n0 := clients.total()
 			start := time.Now()
 			prod.run(rate, wsStep)
@@ -111,7 +112,7 @@ func BenchmarkWebSocketFanout(b *testing.B) {
 			}
 			elapsed := time.Since(start)
 			s := step{rate: rate, offered: float64(prod.sent) * perMsg / elapsed.Seconds(),
-				delivered: float64(clients.total()-n0) / elapsed.Seconds(), overflows: metricSum(b, reg, "ws_queue_overflows_total") - o0}
+				delivered: float64(clients.total()-n0) / elapsed.Seconds(), overflows: kittest.Metric(b, reg, "ws_queue_overflows_total", nil) - o0}
 			h := histogram(b, reg, "ws_fanout_latency_seconds").minus(h0)
 			s.p50, s.p99 = h.quantile(0.5), h.quantile(0.99)
 			steps = append(steps, s)
@@ -771,21 +772,4 @@ func (h hist) quantile(q float64) float64 {
 		return h.bounds[i]
 	}
 	return lo + (h.bounds[i]-lo)*(rank-below)/in
-}
-
-func metricSum(b *testing.B, reg *prometheus.Registry, name string) float64 {
-	b.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		b.Fatal(err)
-	}
-	var sum float64
-	for _, mf := range mfs {
-		if mf.GetName() == name {
-			for _, m := range mf.GetMetric() {
-				sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
-			}
-		}
-	}
-	return sum
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tidemark/tidemark/operator/api/v1alpha1"
+	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/platform/telemetry"
 	"github.com/tidemark/tidemark/services/authority"
 	"github.com/tidemark/tidemark/tools/devstack"
@@ -265,29 +266,11 @@ func waitCaughtUp(t *testing.T, registry *prometheus.Registry, most time.Duratio
 	const readyLag, consumerLag = 150, 2000
 	deadline := time.Now().Add(most)
 	for {
-		families, err := registry.Gather()
+		tip := kittest.Metric(t, registry, "tidemark_indexer_tip_slot", nil)
+		slotLag := kittest.Metric(t, registry, "tidemark_indexer_slot_lag", nil)
+		lags, err := telemetry.SumBy(registry, "tidemark_ingest_lag", "service", nil) // by service
 		if err != nil {
 			t.Fatal(err)
-		}
-		var tip, slotLag float64
-		lags := map[string]float64{} // by service
-		for _, f := range families {
-			for _, m := range f.GetMetric() {
-				service := ""
-				for _, l := range m.GetLabel() {
-					if l.GetName() == "service" {
-						service = l.GetValue()
-					}
-				}
-				switch f.GetName() {
-				case "tidemark_indexer_tip_slot":
-					tip = m.GetGauge().GetValue()
-				case "tidemark_indexer_slot_lag":
-					slotLag = m.GetGauge().GetValue()
-				case "tidemark_ingest_lag":
-					lags[service] += m.GetGauge().GetValue()
-				}
-			}
 		}
 		_, market := lags["market"]
 		_, user := lags["user"]

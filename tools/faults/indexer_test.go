@@ -209,28 +209,7 @@ func counter(tb testing.TB, name string, want map[string]string, regs ...*promet
 	tb.Helper()
 	var sum float64
 	for _, reg := range regs {
-		mfs, err := reg.Gather()
-		if err != nil {
-			tb.Fatal(err)
-		}
-		for _, mf := range mfs {
-			if mf.GetName() != name {
-				continue
-			}
-		metric:
-			for _, m := range mf.GetMetric() {
-				labels := map[string]string{}
-				for _, l := range m.GetLabel() {
-					labels[l.GetName()] = l.GetValue()
-				}
-				for k, v := range want {
-					if labels[k] != v {
-						continue metric
-					}
-				}
-				sum += m.GetCounter().GetValue()
-			}
-		}
+		sum += kittest.Metric(tb, reg, name, want)
 	}
 	return sum
 }

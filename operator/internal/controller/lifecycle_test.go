@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tidemark/tidemark/operator/api/v1alpha1"
 	"github.com/tidemark/tidemark/operator/export"
 	"github.com/tidemark/tidemark/operator/export/exporttest"
+	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/platform/objstore"
 )
 
@@ -57,7 +57,7 @@ func TestJobRunsToReadyAndExpires(t *testing.T) {
 	if keys := b.objects(); len(keys) != 2 || !slices.Contains(keys, st.ObjectKey) {
 		t.Errorf("bucket holds %v, want the file and its manifest", keys)
 	}
-	if v := metricValue(t, b.reg, "tidemark_export_rows_total"); v != 2500 {
+	if v := kittest.Metric(t, b.reg, "tidemark_export_rows_total", nil); v != 2500 {
 		t.Errorf("rows metric %v, want 2500", v)
 	}
 
@@ -81,26 +81,6 @@ func TestJobRunsToReadyAndExpires(t *testing.T) {
 
 func findCondition(job *v1alpha1.ExportJob) *metav1.Condition {
 	return meta.FindStatusCondition(job.Status.Conditions, v1alpha1.ConditionSucceeded)
-}
-
-// metricValue is the value of the unlabelled counter or gauge name on reg (0 when absent).
-func metricValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
-	t.Helper()
-	fams, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range fams {
-		if f.GetName() != name {
-			continue
-		}
-		var sum float64
-		for _, m := range f.GetMetric() {
-			sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
-		}
-		return sum
-	}
-	return 0
 }
 
 func TestFailingSourceRetriesThenFails(t *testing.T) {

@@ -435,3 +435,14 @@ func ReadAll(t testing.TB, r io.Reader) []byte {
 	}
 	return b
 }
+
+// Metric is telemetry.Sum of name in g over the series whose labels include labels, failing the
+// test when g cannot be gathered.
+func Metric(t testing.TB, g prometheus.Gatherer, name string, labels map[string]string) float64 {
+	t.Helper()
+	v, err := telemetry.Sum(g, name, labels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}

@@ -73,23 +73,7 @@ func ingestShuffled(t *testing.T, s *stack, rng *rand.Rand, fills []*events.Fill
 // candleAnswers is the count of candle answers from source ("memory" or "store") in reg.
 func candleAnswers(t *testing.T, reg prometheus.Gatherer, source string) float64 {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "tidemark_market_candle_answers_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "source" && l.GetValue() == source {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
+	return kittest.Metric(t, reg, "tidemark_market_candle_answers_total", map[string]string{"source": source})
 }
 
 // awaitMemory waits until h answers the newest candles of symbol from memory: the replica has loaded

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tidemark/tidemark/platform/events"
+	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/services/market"
 	"github.com/tidemark/tidemark/services/ws/hub"
 	"github.com/tidemark/tidemark/services/ws/wstest"
@@ -157,10 +158,10 @@ func TestRepeatsAndGaps(t *testing.T) {
 		}
 	}
 	c.Quiet(100 * time.Millisecond)
-	if got := wstest.Sum(t, r.reg, "ws_edge_repeats_total"); got != 4 {
+	if got := kittest.Metric(t, r.reg, "ws_edge_repeats_total", nil); got != 4 {
 		t.Errorf("%v repeats counted, want 4", got)
 	}
-	if got := wstest.Sum(t, r.reg, "ws_edge_gaps_total"); got != 1 {
+	if got := kittest.Metric(t, r.reg, "ws_edge_gaps_total", nil); got != 1 {
 		t.Errorf("%v gaps counted, want 1", got)
 	}
 	for since, resumed := range map[int64]bool{5: false, 7: true, 8: true} {
@@ -278,14 +279,14 @@ func TestDisconnectsByCloseCode(t *testing.T) {
 			c.Expect("subscription", "candle:SOL-PERP:1")
 			tc.end(r, c)
 			deadline := time.Now().Add(5 * time.Second)
-			for wstest.Sum(t, r.reg, "ws_disconnects_total", "code", tc.code) < 1 {
+			for kittest.Metric(t, r.reg, "ws_disconnects_total", map[string]string{"code": tc.code}) < 1 {
 				if time.Now().After(deadline) {
 					t.Fatalf("no disconnect counted under code %s", tc.code)
 				}
 				time.Sleep(10 * time.Millisecond)
 			}
 			time.Sleep(100 * time.Millisecond) // the connection's later ends (its reader, its writer) must not count again
-			if got := wstest.Sum(t, r.reg, "ws_disconnects_total"); got != 1 {
+			if got := kittest.Metric(t, r.reg, "ws_disconnects_total", nil); got != 1 {
 				t.Fatalf("%v disconnects counted, want 1", got)
 			}
 		})

@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,7 +21,6 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/tidemark/tidemark/api/asyncapitest"
 	"github.com/tidemark/tidemark/platform/app"
@@ -109,47 +107,7 @@ func (e *Edge) Stop(tb testing.TB) {
 // Metric is the value of a counter or gauge of the edge (summed over labels).
 func (e *Edge) Metric(tb testing.TB, name string) float64 {
 	tb.Helper()
-	return Sum(tb, e.Registry, name)
-}
-
-// Sum is the sum of the counters or gauges called name in g whose labels include the pairs
-// labels gives (name, value, name, value...).
-func Sum(tb testing.TB, g prometheus.Gatherer, name string, labels ...string) float64 {
-	tb.Helper()
-	mfs, err := g.Gather()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var sum float64
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	metrics:
-		for _, m := range mf.GetMetric() {
-			for i := 0; i+1 < len(labels); i += 2 {
-				if !slices.ContainsFunc(m.GetLabel(), func(l *dto.LabelPair) bool {
-					return l.GetName() == labels[i] && l.GetValue() == labels[i+1]
-				}) {
-					continue metrics
-				}
-			}
-			sum += value(m)
-		}
-	}
-	return sum
-}
-
-func value(m *dto.Metric) float64 {
-	switch {
-	case m.Counter != nil:
-		return m.Counter.GetValue()
-	case m.Gauge != nil:
-		return m.Gauge.GetValue()
-	case m.Histogram != nil:
-		return float64(m.Histogram.GetSampleCount())
-	}
-	return 0
+	return kittest.Metric(tb, e.Registry, name, nil)
 }
 
 // Msg is a server message, checked against the AsyncAPI document.
