@@ -96,40 +96,29 @@ func readBuckets(br pgx.BatchResults, scan func(pgx.BatchResults) ([]market.Buck
 	return stored, before, nil
 }
 
-// scanBuckets reads the next query's result of br.
-func scanBuckets(br pgx.BatchResults) ([]market.Bucket, error) {
-	rows, err := br.Query()
-	if err != nil {
-		return nil, fmt.Errorf("query candles: %w", err)
-	}
-	defer rows.Close()
-	out := make([]market.Bucket, 0, 64)
-	for rows.Next() {
-		var b market.Bucket
-		if err := rows.Scan(&b.Ts, &b.FillFirst, &b.FillHigh, &b.FillLow, &b.FillClose, &b.OracleFirst, &b.OracleHigh,
-			&b.OracleLow, &b.OracleClose, &b.QuoteVolume, &b.BaseVolume, &b.LastTradeTs, &b.LastFillRecordID); err != nil {
-			return nil, fmt.Errorf("scan candle: %w", err)
-		}
-		out = append(out, b)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read candles: %w", err)
-	}
-	return out, nil
-}
+// scanBuckets reads the next query's result of br: the columns of candleCols.
+func scanBuckets(br pgx.BatchResults) ([]market.Bucket, error) { return scanCandleRows(br, true) }
 
-// scanHotBuckets is scanBuckets of hotCols.
-func scanHotBuckets(br pgx.BatchResults) ([]market.Bucket, error) {
+// scanHotBuckets is scanBuckets of hotCols, which leave out the last trade's time and fill id.
+func scanHotBuckets(br pgx.BatchResults) ([]market.Bucket, error) { return scanCandleRows(br, false) }
+
+// scanCandleRows reads the next query's result of br, with the last trade's columns when last.
+func scanCandleRows(br pgx.BatchResults, last bool) ([]market.Bucket, error) {
 	rows, err := br.Query()
 	if err != nil {
 		return nil, fmt.Errorf("query candles: %w", err)
 	}
 	defer rows.Close()
+	var b market.Bucket
+	into := []any{&b.Ts, &b.FillFirst, &b.FillHigh, &b.FillLow, &b.FillClose, &b.OracleFirst, &b.OracleHigh,
+		&b.OracleLow, &b.OracleClose, &b.QuoteVolume, &b.BaseVolume}
+	if last {
+		into = append(into, &b.LastTradeTs, &b.LastFillRecordID)
+	}
 	out := make([]market.Bucket, 0, 64)
 	for rows.Next() {
-		var b market.Bucket
-		if err := rows.Scan(&b.Ts, &b.FillFirst, &b.FillHigh, &b.FillLow, &b.FillClose, &b.OracleFirst, &b.OracleHigh,
-			&b.OracleLow, &b.OracleClose, &b.QuoteVolume, &b.BaseVolume); err != nil {
+		b = market.Bucket{}
+		if err := rows.Scan(into...); err != nil {
 			return nil, fmt.Errorf("scan candle: %w", err)
 		}
 		out = append(out, b)
