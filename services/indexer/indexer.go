@@ -145,7 +145,7 @@ func New(cfg Config, o Options) (*Indexer, error) {
 	}
 	observe := o.RPC.Observe
 	o.RPC.Observe = func(method, code string) {
-		idx.m.observeRPC(method, code)
+		idx.m.rpc(method, code)
 		if observe != nil {
 			observe(method, code)
 		}

@@ -3,6 +3,7 @@ package indexer
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/tidemark/tidemark/platform/chain/rpc"
 	"github.com/tidemark/tidemark/platform/telemetry"
 )
 
@@ -10,8 +11,7 @@ type metrics struct {
 	tip, checkpoint, lag prometheus.Gauge
 	blocks               prometheus.Counter
 	events               *prometheus.CounterVec
-	rpcRequests          *prometheus.CounterVec
-	rpcErrors            *prometheus.CounterVec
+	rpc                  func(method, code string)
 	decodeFailures       *prometheus.CounterVec
 	fillGaps             *prometheus.CounterVec
 	fillGapIDs           *prometheus.CounterVec
@@ -38,10 +38,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		lag:        gauge("tidemark_indexer_slot_lag", "Slots between the tip and the checkpoint."),
 		blocks:     counter("tidemark_indexer_blocks_total", "Blocks read and written."),
 		events:     counters("tidemark_indexer_events_total", "Records written, by topic.", "topic"),
-		rpcRequests: counters("tidemark_indexer_rpc_requests_total",
-			"JSON-RPC attempts, retries included, by method.", "method"),
-		rpcErrors: counters("tidemark_indexer_rpc_errors_total",
-			"JSON-RPC attempts that failed, by method and code (http_429, -32004, timeout, ...).", "method", "code"),
+		rpc:        rpc.Metrics(reg),
 		decodeFailures: counters("tidemark_indexer_decode_failures_total",
 			"Events (or whole logs, event=\"log\") that could not be decoded or mapped to a record, by event type.", "event"),
 		fillGaps: counters("tidemark_indexer_fill_gaps_total",
@@ -58,13 +55,5 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		})),
 		marketStates: counter("tidemark_indexer_market_states_total", "Market states read from market accounts and written."),
 		leader:       gauge("tidemark_indexer_leader", "1 while this replica holds the indexing lock and indexes; 0 while it stands by."),
-	}
-}
-
-// observeRPC counts one JSON-RPC attempt (the client's Options.Observe).
-func (m *metrics) observeRPC(method, code string) {
-	m.rpcRequests.WithLabelValues(method).Inc()
-	if code != "ok" {
-		m.rpcErrors.WithLabelValues(method, code).Inc()
 	}
 }

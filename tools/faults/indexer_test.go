@@ -378,10 +378,10 @@ func TestIndexerSurvivesTheChainsFaults(t *testing.T) {
 		name   string
 		labels map[string]string
 	}{
-		{"tidemark_indexer_rpc_errors_total", map[string]string{"code": "http_429"}},
-		{"tidemark_indexer_rpc_errors_total", map[string]string{"code": "timeout"}},
-		{"tidemark_indexer_rpc_errors_total", map[string]string{"code": "http_500"}},
-		{"tidemark_indexer_rpc_errors_total", map[string]string{"code": "http_503"}},
+		{"tidemark_rpc_requests_total", map[string]string{"code": "http_429"}},
+		{"tidemark_rpc_requests_total", map[string]string{"code": "timeout"}},
+		{"tidemark_rpc_requests_total", map[string]string{"code": "http_500"}},
+		{"tidemark_rpc_requests_total", map[string]string{"code": "http_503"}},
 		{"tidemark_indexer_truncated_logs_total", nil},
 		{"tidemark_indexer_fill_gaps_total", nil},
 	} {

@@ -26,9 +26,9 @@ var Indexer = Dashboard{
 		{Title: "Errors", Panels: []Panel{
 			{Title: "RPC errors by method and code", Unit: "short",
 				Quiet:   "a healthy RPC node answers every call",
-				Queries: []Query{{`sum by (method, code) (increase(tidemark_indexer_rpc_errors_total{` + inNamespace + `}[$__rate_interval]))`, "{{method}} {{code}}"}}},
+				Queries: []Query{{`sum by (method, code) (increase(tidemark_rpc_requests_total{service="indexer", code!="ok", ` + inNamespace + `}[$__rate_interval]))`, "{{method}} {{code}}"}}},
 			{Title: "RPC requests by method", Unit: "reqps",
-				Queries: []Query{{`sum by (method) (rate(tidemark_indexer_rpc_requests_total{` + inNamespace + `}[$__rate_interval]))`, "{{method}}"}}},
+				Queries: []Query{{`sum by (method) (rate(tidemark_rpc_requests_total{service="indexer", ` + inNamespace + `}[$__rate_interval]))`, "{{method}}"}}},
 			{Title: "fillRecordId gaps by market", Unit: "short",
 				Quiet:   "a healthy chain front sees every fill",
 				Queries: []Query{{`sum by (market) (increase(tidemark_indexer_fill_gaps_total{` + inNamespace + `}[1h]))`, "{{market}}"}}},

@@ -158,12 +158,8 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		return nil, err
 	}
 	reg := telemetry.ServiceRegisterer(deps.Registry, Name)
-	requests := telemetry.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "tidemark_tx_rpc_requests_total",
-		Help: "Requests to the Solana RPC endpoint, retries included, by method and how they ended (ok, http_<status>, a JSON-RPC code, timeout, network).",
-	}, []string{"method", "code"}))
 	opts.Attempts, opts.MinBackoff, opts.MaxBackoff, opts.HTTP = cfg.RPCAttempts, 100*time.Millisecond, time.Second, deps.HTTPClient
-	opts.Observe = func(method, code string) { requests.WithLabelValues(method, code).Inc() }
+	opts.Observe = rpc.Metrics(reg)
 	client, err := rpc.New(opts)
 	if err != nil {
 		return nil, err
