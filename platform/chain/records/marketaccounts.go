@@ -4,11 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"sync"
 
 	"github.com/tidemark/tidemark/platform/chain/borsh"
 	"github.com/tidemark/tidemark/platform/chain/drift"
-	"github.com/tidemark/tidemark/platform/chain/solana"
 	"github.com/tidemark/tidemark/platform/events"
 )
 
@@ -42,7 +40,7 @@ func PerpMarketAccount(r *events.MarketState) (*drift.PerpMarket, error) {
 	}
 	e := &enc{}
 	a := &drift.PerpMarket{
-		Pubkey:      perpAddress(small[uint16](e, "marketIndex", r.MarketIndex)),
+		Pubkey:      drift.PerpMarketAddress(small[uint16](e, "marketIndex", r.MarketIndex)),
 		Name:        e.name("symbol", r.Symbol),
 		MarketIndex: small[uint16](e, "marketIndex", r.MarketIndex),
 		Status:      drift.MarketStatusActive,
@@ -111,7 +109,7 @@ func SpotMarketAccount(r *events.MarketState) (*drift.SpotMarket, error) {
 		e.fail("decimals", fmt.Errorf("%w: decimals %v", ErrNotRepresentable, r.Decimals))
 	}
 	a := &drift.SpotMarket{
-		Pubkey:      spotAddress(small[uint16](e, "marketIndex", r.MarketIndex)),
+		Pubkey:      drift.SpotMarketAddress(small[uint16](e, "marketIndex", r.MarketIndex)),
 		Name:        e.name("symbol", r.Symbol),
 		MarketIndex: small[uint16](e, "marketIndex", r.MarketIndex),
 		Status:      drift.MarketStatusActive,
@@ -180,27 +178,6 @@ func spotRates(u *big.Int, borrow, deposit uint64) (rate, factor uint32, err err
 		return bad("the rates fall between two steps of the curve")
 	}
 	return uint32(r.Uint64()), uint32(percentagePrecision - k.Int64()), nil
-}
-
-// The market PDAs, cached: finding one takes a few hashes and curve checks, and a chain maps a
-// market state every slot.
-var perpAddresses, spotAddresses sync.Map // uint16 -> solana.PublicKey
-
-func perpAddress(index uint16) solana.PublicKey {
-	return cached(&perpAddresses, index, drift.PerpMarketAddress)
-}
-
-func spotAddress(index uint16) solana.PublicKey {
-	return cached(&spotAddresses, index, drift.SpotMarketAddress)
-}
-
-func cached(m *sync.Map, index uint16, pda func(uint16) solana.PublicKey) solana.PublicKey {
-	if a, ok := m.Load(index); ok {
-		return a.(solana.PublicKey)
-	}
-	a := pda(index)
-	m.Store(index, a)
-	return a
 }
 
 func u128Of(v *big.Int) borsh.Uint128 {
