@@ -16,7 +16,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -25,14 +24,12 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/services/notify"
-	"github.com/tidemark/tidemark/tools/sim"
+	"github.com/tidemark/tidemark/tools/wallets"
 )
 
 func main() {
@@ -57,12 +54,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, client *h
 		fmt.Fprintln(stderr, "usage: notifysign [flags] PATH   (PATH such as /notifications?status=READ)")
 		fs.PrintDefaults()
 	}
-	base := fs.String("url", envOr("TIDEMARK_URL", "http://localhost:8080"), "base URL of the mesh (TIDEMARK_URL)")
-	walletFlag := fs.String("wallet", "", "a simulated wallet: its index among the simulator's wallets, or its address")
-	seed := fs.Int64("seed", sim.DefaultConfig().Seed, "the simulator's seed (make run's is 1)")
-	authorities := fs.Int("authorities", sim.DefaultConfig().Authorities, "the simulator's number of wallets (make run's is 300)")
-	keyFlag := fs.String("key", "", "a base58 secret key: a 64-byte keypair or a 32-byte seed")
-	keyFile := fs.String("key-file", "", "a Solana keypair file: a JSON array of 64 bytes")
+	base := fs.String("url", wallets.EnvOr("TIDEMARK_URL", "http://localhost:8080"), "base URL of the mesh (TIDEMARK_URL)")
+	keys := wallets.Register(fs)
 	delegateFor := fs.String("delegate-for", "", "sign as the delegate of this account (isDelegate, serviceUserAccount)")
 	method := fs.String("X", http.MethodGet, "the request's method")
 	body := fs.String("d", "", "the request's body (JSON)")
@@ -72,20 +65,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, client *h
 	if err := fs.Parse(args); err != nil {
 		return 2, err
 	}
-	simulator := func() *sim.Simulator {
-		cfg := sim.DefaultConfig()
-		cfg.Seed, cfg.Authorities = *seed, *authorities
-		return sim.New(cfg)
-	}
 	if *list > 0 {
-		listWallets(stdout, simulator(), *list)
+		wallets.List(stdout, keys.Simulator(), *list)
 		return 0, nil
 	}
 	if fs.NArg() != 1 || !strings.HasPrefix(fs.Arg(0), "/") {
 		fs.Usage()
 		return 2, errors.New("want one PATH starting with /")
 	}
-	key, err := loadKey(*walletFlag, *keyFlag, *keyFile, simulator)
+	key, err := keys.Key()
 	if err != nil {
 		return 2, err
 	}
@@ -139,102 +127,4 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, client *h
 		return 1, nil
 	}
 	return 0, nil
-}
-
-// loadKey reads the one key source given.
-func loadKey(wallet, key, file string, simulator func() *sim.Simulator) (ed25519.PrivateKey, error) {
-	given := 0
-	for _, s := range []string{wallet, key, file} {
-		if s != "" {
-			given++
-		}
-	}
-	if given != 1 {
-		return nil, errors.New("give exactly one of -wallet, -key and -key-file")
-	}
-	switch {
-	case wallet != "":
-		s := simulator()
-		if i, err := strconv.Atoi(wallet); err == nil {
-			all := s.Authorities()
-			if i < 0 || i >= len(all) {
-				return nil, fmt.Errorf("-wallet %d: the simulator has wallets 0..%d", i, len(all)-1)
-			}
-			wallet = all[i]
-		}
-		k, ok := s.WalletKey(wallet)
-		if !ok {
-			return nil, fmt.Errorf("-wallet %s is no wallet of the simulator of seed %d", wallet, s.Config().Seed)
-		}
-		return k, nil
-	case key != "":
-		return keyOf(events.DecodeBase58, key)
-	default:
-		raw, err := os.ReadFile(file)
-		if err != nil {
-			return nil, err
-		}
-		var b []byte
-		var nums []int
-		if err := json.Unmarshal(raw, &nums); err != nil {
-			return nil, fmt.Errorf("%s: not a JSON array of bytes: %w", file, err)
-		}
-		for _, n := range nums {
-			if n < 0 || n > 255 {
-				return nil, fmt.Errorf("%s: %d is not a byte", file, n)
-			}
-			b = append(b, byte(n))
-		}
-		if len(b) != ed25519.PrivateKeySize {
-			return nil, fmt.Errorf("%s: %d bytes, want a 64-byte keypair", file, len(b))
-		}
-		return checked(b)
-	}
-}
-
-// keyOf decodes a base58 keypair (64 bytes) or seed (32 bytes).
-func keyOf(decode func(string, int) ([]byte, bool), s string) (ed25519.PrivateKey, error) {
-	if b, ok := decode(s, ed25519.PrivateKeySize); ok {
-		return checked(b)
-	}
-	if b, ok := decode(s, ed25519.SeedSize); ok {
-		return ed25519.NewKeyFromSeed(b), nil
-	}
-	return nil, errors.New("-key is neither a base58 keypair (64 bytes) nor a base58 seed (32 bytes)")
-}
-
-// checked is a keypair whose public half matches its seed.
-func checked(b []byte) (ed25519.PrivateKey, error) {
-	k := ed25519.NewKeyFromSeed(b[:ed25519.SeedSize])
-	if !bytes.Equal(k, b) {
-		return nil, errors.New("the keypair's public key does not match its secret")
-	}
-	return k, nil
-}
-
-func listWallets(w io.Writer, s *sim.Simulator, n int) {
-	byAuthority := map[string][]sim.Account{}
-	for _, a := range s.Accounts() {
-		byAuthority[a.Authority] = append(byAuthority[a.Authority], a)
-	}
-	for i, auth := range s.Authorities() {
-		if i >= n {
-			break
-		}
-		fmt.Fprintf(w, "%d  %s\n", i, auth)
-		for _, a := range byAuthority[auth] {
-			line := fmt.Sprintf("     account %s (%s)", a.User, a.Name)
-			if a.Delegate != "" {
-				line += "  delegate " + a.Delegate
-			}
-			fmt.Fprintln(w, line)
-		}
-	}
-}
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
 }
