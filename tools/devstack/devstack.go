@@ -494,9 +494,11 @@ func printBanner(w io.Writer, b banner) {
 		fmt.Fprintf(w, "    websocat '%s'  then send  %s\n", wsURL, m)
 	}
 	fmt.Fprintf(w, "\n  %s  %s (internal: %s/metrics, %s/readyz)\n"+
-		"    curl -s -XPOST '%s/tx/deposit' -d '{\"accountId\":\"%s\",\"amount\":\"10\",\"symbol\":\"USDC\"}'\n"+
+		"    curl -s -XPOST '%s/tx/deposit' -d '{\"accountId\":\"%s\",\"amount\":\"10\",\"symbol\":\"USDC\"}' \\\n"+
+		"      | go run ./tools/cmd/txsign -url %s -seed %d -wallet %s   # signs with the wallet's key and submits\n"+
 		"    the simulated chain checks a transaction's structure and signatures but does not run the program.\n",
-		txservice.Name, strings.Join(txservice.Prefixes(), " "), b.tx.internal, b.tx.internal, b.base, b.txAccount)
+		txservice.Name, strings.Join(txservice.Prefixes(), " "), b.tx.internal, b.tx.internal, b.base, b.txAccount,
+		b.base, b.seed, b.account.Authority)
 	types := make([]string, 0, len(b.fileTypes))
 	for ft := range b.fileTypes {
 		types = append(types, string(ft))

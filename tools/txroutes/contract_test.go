@@ -8,13 +8,14 @@ import (
 	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/services/tx"
 	txservice "github.com/tidemark/tidemark/services/tx/service"
+	"github.com/tidemark/tidemark/tools/txroutes"
 )
 
 // TestContract: every /tx operation answers a validated 2xx for the chain's users, and thousands of
 // hostile requests, bodies included, get no server error.
 func TestContract(t *testing.T) {
-	w := start(t, txservice.Config{RPCAttempts: 1})
-	users := w.chain.Users()
+	w := txroutes.Start(t, txservice.Config{RPCAttempts: 1})
+	users := w.Chain.Users()
 	if len(users) < 4 {
 		t.Fatalf("the chain has %d users, want 4 at least", len(users))
 	}
@@ -24,7 +25,7 @@ func TestContract(t *testing.T) {
 		wallets = append(wallets, u.Authority.String())
 	}
 	walk := kittest.Walk{
-		Handler:   w.svc.Handler(),
+		Handler:   w.Service.Handler(),
 		Validator: apitest.New(t),
 		Serves:    kittest.ServedUnder(txservice.Prefixes()...),
 		MaxBody:   tx.MaxBody,
@@ -42,9 +43,9 @@ func TestContract(t *testing.T) {
 		},
 	}
 	// A deposit the service built, signed by its wallet, for the execute operation.
-	u := w.funded(t, 0)
-	built := w.post(t, "/tx/deposit", map[string]any{"accountId": u.PDA.String(), "amount": "1", "symbol": "USDC", "simulate": false}).transaction(t)
-	key, ok := w.sim.WalletKey(u.Authority.String())
+	u := w.Funded(t, 0)
+	built := w.Post(t, "/tx/deposit", map[string]any{"accountId": u.PDA.String(), "amount": "1", "symbol": "USDC", "simulate": false}).Transaction(t)
+	key, ok := w.Sim.WalletKey(u.Authority.String())
 	if !ok {
 		t.Fatalf("the simulator has no key of wallet %s", u.Authority)
 	}

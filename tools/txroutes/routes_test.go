@@ -13,18 +13,19 @@ import (
 	"github.com/tidemark/tidemark/platform/chain/solana"
 	"github.com/tidemark/tidemark/services/tx"
 	txservice "github.com/tidemark/tidemark/services/tx/service"
+	"github.com/tidemark/tidemark/tools/txroutes"
 )
 
 // TestBuildSignExecute: a deposit built for a simulated subaccount is an unsigned v0 transaction
 // its wallet pays for and signs; signed, /tx/execute forwards it and answers its signature, which
 // the chain received; sent unsigned, it is refused before the chain sees it.
 func TestBuildSignExecute(t *testing.T) {
-	w := start(t, txservice.Config{PriorityFee: tx.DefaultPriorityFee})
-	u := w.funded(t, 0)
-	a := w.post(t, "/tx/deposit", map[string]any{"accountId": u.PDA.String(), "amount": "12.5", "symbol": "USDC"})
-	tx := a.transaction(t)
-	if !strings.HasPrefix(a.body["message"].(string), "Deposit transaction created and simulated successfully for USDC.") {
-		t.Errorf("message %q", a.body["message"])
+	w := txroutes.Start(t, txservice.Config{PriorityFee: tx.DefaultPriorityFee})
+	u := w.Funded(t, 0)
+	a := w.Post(t, "/tx/deposit", map[string]any{"accountId": u.PDA.String(), "amount": "12.5", "symbol": "USDC"})
+	tx := a.Transaction(t)
+	if !strings.HasPrefix(a.Body["message"].(string), "Deposit transaction created and simulated successfully for USDC.") {
+		t.Errorf("message %q", a.Body["message"])
 	}
 	if tx.Message.Version != solana.Version0 || tx.Message.FeePayer() != u.Authority {
 		t.Fatalf("version %v, payer %s, want v0 paid by %s", tx.Message.Version, tx.Message.FeePayer(), u.Authority)
@@ -36,11 +37,11 @@ func TestBuildSignExecute(t *testing.T) {
 	if n := len(tx.Message.Instructions); n != 3 {
 		t.Fatalf("%d instructions, want the limit, the price and the deposit", n)
 	}
-	unsigned := w.post(t, "/tx/execute", map[string]any{"signedTx": a.body["tx"]})
-	if unsigned.status != http.StatusBadRequest || !strings.Contains(unsigned.body["message"].(string), "signedTx is not signed") {
-		t.Fatalf("unsigned: %d %s", unsigned.status, unsigned.raw)
+	unsigned := w.Post(t, "/tx/execute", map[string]any{"signedTx": a.Body["tx"]})
+	if unsigned.Status != http.StatusBadRequest || !strings.Contains(unsigned.Body["message"].(string), "signedTx is not signed") {
+		t.Fatalf("unsigned: %d %s", unsigned.Status, unsigned.Raw)
 	}
-	key, ok := w.sim.WalletKey(u.Authority.String())
+	key, ok := w.Sim.WalletKey(u.Authority.String())
 	if !ok {
 		t.Fatalf("the simulator has no key of %s", u.Authority)
 	}
@@ -52,12 +53,12 @@ func TestBuildSignExecute(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, simulate := range []bool{false, true} {
-		e := w.post(t, "/tx/execute", map[string]any{"signedTx": base64.StdEncoding.EncodeToString(raw), "simulate": simulate})
-		if e.status != http.StatusOK || e.body["txSig"] != tx.Signature() || e.body["message"] != "Transaction executed successfully" {
-			t.Fatalf("execute (simulate %v): %d %s, want the signature %s", simulate, e.status, e.raw, tx.Signature())
+		e := w.Post(t, "/tx/execute", map[string]any{"signedTx": base64.StdEncoding.EncodeToString(raw), "simulate": simulate})
+		if e.Status != http.StatusOK || e.Body["txSig"] != tx.Signature() || e.Body["message"] != "Transaction executed successfully" {
+			t.Fatalf("execute (simulate %v): %d %s, want the signature %s", simulate, e.Status, e.Raw, tx.Signature())
 		}
 	}
-	sent := w.chain.Sent()
+	sent := w.Chain.Sent()
 	if len(sent) != 2 || sent[0].Signature != tx.Signature() {
 		t.Fatalf("the chain received %d transactions", len(sent))
 	}
@@ -66,10 +67,10 @@ func TestBuildSignExecute(t *testing.T) {
 // TestEveryRouteBuilds: each builder route answers a transaction for a simulated subaccount, with
 // and without simulation, whose instructions are the protocol's after the compute budget.
 func TestEveryRouteBuilds(t *testing.T) {
-	w := start(t, txservice.Config{})
-	u := w.funded(t, 1)
+	w := txroutes.Start(t, txservice.Config{})
+	u := w.Funded(t, 1)
 	acct := u.PDA.String()
-	builder := w.funded(t, 2).Authority.String()
+	builder := w.Funded(t, 2).Authority.String()
 	tests := []struct {
 		path    string
 		body    map[string]any
@@ -88,12 +89,12 @@ func TestEveryRouteBuilds(t *testing.T) {
 	for _, tt := range tests {
 		for _, simulate := range []bool{true, false} {
 			tt.body["simulate"] = simulate
-			a := w.post(t, tt.path, tt.body)
-			tx := a.transaction(t)
+			a := w.Post(t, tt.path, tt.body)
+			tx := a.Transaction(t)
 			// The message says a simulation ran only when the client asked for one, whatever the
 			// service simulated to size the compute budget.
-			if simulated := strings.Contains(a.body["message"].(string), "created and simulated successfully"); simulated != simulate {
-				t.Errorf("%s simulate %v: message %q", tt.path, simulate, a.body["message"])
+			if simulated := strings.Contains(a.Body["message"].(string), "created and simulated successfully"); simulated != simulate {
+				t.Errorf("%s simulate %v: message %q", tt.path, simulate, a.Body["message"])
 			}
 			if tx.Message.FeePayer().IsZero() {
 				t.Fatalf("%s: no fee payer", tt.path)
@@ -114,12 +115,12 @@ func TestEveryRouteBuilds(t *testing.T) {
 // TestRPCDown: an endpoint that does not answer is a 503 with Retry-After, never a 500, and the
 // service is not ready before it has read the markets once.
 func TestRPCDown(t *testing.T) {
-	w := start(t, txservice.Config{RPC: rpc.Endpoint{Timeout: 500 * time.Millisecond}, RPCAttempts: 1})
-	u := w.user(t, 0)
-	w.rpc.Close() // the markets are read; the chain goes away
-	a := w.post(t, "/tx/deposit", map[string]any{"accountId": u.PDA.String(), "amount": "1", "symbol": "USDC"})
-	if a.status != http.StatusServiceUnavailable || a.header.Get("Retry-After") == "" {
-		t.Fatalf("answered %d %s (Retry-After %q), want 503 with Retry-After", a.status, a.raw, a.header.Get("Retry-After"))
+	w := txroutes.Start(t, txservice.Config{RPC: rpc.Endpoint{Timeout: 500 * time.Millisecond}, RPCAttempts: 1})
+	u := w.User(t, 0)
+	w.RPC.Close() // the markets are read; the chain goes away
+	a := w.Post(t, "/tx/deposit", map[string]any{"accountId": u.PDA.String(), "amount": "1", "symbol": "USDC"})
+	if a.Status != http.StatusServiceUnavailable || a.Header.Get("Retry-After") == "" {
+		t.Fatalf("answered %d %s (Retry-After %q), want 503 with Retry-After", a.Status, a.Raw, a.Header.Get("Retry-After"))
 	}
 	// A replica that never reached the endpoint is not ready, and answers 503 too.
 	dead := httptest.NewServer(http.NotFoundHandler())
@@ -133,8 +134,8 @@ func TestRPCDown(t *testing.T) {
 	}
 	api := httptest.NewServer(svc.Handler())
 	defer api.Close()
-	w2 := &world{api: api}
-	if a := w2.post(t, "/tx/deposit", map[string]any{"accountId": u.PDA.String(), "amount": "1", "symbol": "USDC"}); a.status != http.StatusServiceUnavailable {
-		t.Fatalf("before the markets: %d %s", a.status, a.raw)
+	w2 := &txroutes.World{API: api}
+	if a := w2.Post(t, "/tx/deposit", map[string]any{"accountId": u.PDA.String(), "amount": "1", "symbol": "USDC"}); a.Status != http.StatusServiceUnavailable {
+		t.Fatalf("before the markets: %d %s", a.Status, a.Raw)
 	}
 }

@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	txservice "github.com/tidemark/tidemark/services/tx/service"
+	"github.com/tidemark/tidemark/tools/txroutes"
 )
 
 // TestValidation: every refusal of the reference's, and the ones a demanding client expects, is a
 // 400 whose message names what was wrong; nothing reaches the chain's simulation.
 func TestValidation(t *testing.T) {
-	w := start(t, txservice.Config{ComputeUnits: 200_000})
-	u := w.user(t, 0)
+	w := txroutes.Start(t, txservice.Config{ComputeUnits: 200_000})
+	u := w.User(t, 0)
 	acct := u.PDA.String()
 	nobody := "11111111111111111111111111111112" // a valid key that holds no User account
 	tests := []struct {
@@ -69,14 +70,14 @@ func TestValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := w.post(t, tt.path, tt.body)
-			msg, _ := a.body["message"].(string)
-			if a.status != http.StatusBadRequest || a.body["success"] != false || !strings.HasPrefix(msg, tt.want) {
-				t.Fatalf("answered %d %s, want 400 with a message starting %q", a.status, a.raw, tt.want)
+			a := w.Post(t, tt.path, tt.body)
+			msg, _ := a.Body["message"].(string)
+			if a.Status != http.StatusBadRequest || a.Body["success"] != false || !strings.HasPrefix(msg, tt.want) {
+				t.Fatalf("answered %d %s, want 400 with a message starting %q", a.Status, a.Raw, tt.want)
 			}
 		})
 	}
-	if n := len(w.chain.Sent()); n != 0 {
+	if n := len(w.Chain.Sent()); n != 0 {
 		t.Errorf("%d transactions reached the chain", n)
 	}
 }

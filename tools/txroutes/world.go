@@ -1,4 +1,4 @@
-package txroutes_test
+package txroutes
 
 import (
 	"bytes"
@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tidemark/tidemark/platform/chain/drift"
 	"github.com/tidemark/tidemark/platform/chain/solana"
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
@@ -20,21 +19,29 @@ import (
 	"github.com/tidemark/tidemark/tools/simchain"
 )
 
-// world is a simulated chain served on loopback and a tx service reading it.
-type world struct {
-	chain *simchain.Chain
-	sim   *sim.Simulator
-	rpc   *httptest.Server // the chain's JSON-RPC
-	api   *httptest.Server // the tx service's routes
-	svc   *txservice.Service
+// The simulator of a World: its wallets' keys are those of the simulator of this seed and number
+// of wallets (the command-line tools' -seed and -authorities).
+const (
+	Seed        = 3
+	Authorities = 30
+)
+
+// World is a simulated chain served on loopback and a tx service reading it.
+type World struct {
+	Chain   *simchain.Chain
+	Sim     *sim.Simulator   // its wallets' keys sign what tests send
+	RPC     *httptest.Server // the chain's JSON-RPC
+	API     *httptest.Server // the tx service's routes
+	Service *txservice.Service
 }
 
-// start is an hour of simulated history in a chain, and a tx service against it with cfg (its
-// endpoint and lookup tables filled in). The service is ready when start returns.
-func start(t testing.TB, cfg txservice.Config) *world {
+// Start is an hour of simulated history in a chain, and a tx service against it with cfg (its
+// endpoint and lookup tables filled in), until the test ends. The service is ready when Start
+// returns.
+func Start(t testing.TB, cfg txservice.Config) *World {
 	t.Helper()
-	c := simchain.New(simchain.Config{Seed: 3})
-	s := sim.New(sim.Config{Seed: 3, Authorities: 30, FillsPerMinute: 60})
+	c := simchain.New(simchain.Config{Seed: Seed})
+	s := sim.New(sim.Config{Seed: Seed, Authorities: Authorities, FillsPerMinute: 60})
 	from := sim.Epoch().Add(48 * time.Hour)
 	if err := s.Write(context.Background(), c.Writer(discard{}), from, from.Add(time.Hour)); err != nil {
 		t.Fatal(err)
@@ -59,23 +66,23 @@ func start(t testing.TB, cfg txservice.Config) *world {
 	kittest.Eventually(t, 10*time.Second, "the tx service reads the markets", func() bool { return svc.Ready() == nil })
 	api := httptest.NewServer(svc.Handler())
 	t.Cleanup(api.Close)
-	return &world{chain: c, sim: s, rpc: rpc, api: api, svc: svc}
+	return &World{Chain: c, Sim: s, RPC: rpc, API: api, Service: svc}
 }
 
 type discard struct{}
 
 func (discard) Write(context.Context, ...events.Message) error { return nil }
 
-// answer is a route's answer.
-type answer struct {
-	status int
-	header http.Header
-	body   map[string]any
-	raw    []byte
+// Answer is a route's answer.
+type Answer struct {
+	Status int
+	Header http.Header
+	Body   map[string]any
+	Raw    []byte
 }
 
-// post sends body (a string as is, anything else as JSON) to path.
-func (w *world) post(t testing.TB, path string, body any) answer {
+// Post sends body (a string as is, anything else as JSON) to path.
+func (w *World) Post(t testing.TB, path string, body any) Answer {
 	t.Helper()
 	raw, ok := body.(string)
 	if !ok {
@@ -85,7 +92,7 @@ func (w *world) post(t testing.TB, path string, body any) answer {
 		}
 		raw = string(b)
 	}
-	resp, err := http.Post(w.api.URL+path, "application/json", bytes.NewReader([]byte(raw)))
+	resp, err := http.Post(w.API.URL+path, "application/json", bytes.NewReader([]byte(raw)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,20 +101,20 @@ func (w *world) post(t testing.TB, path string, body any) answer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := answer{status: resp.StatusCode, header: resp.Header, raw: b}
-	if err := json.Unmarshal(b, &a.body); err != nil {
+	a := Answer{Status: resp.StatusCode, Header: resp.Header, Raw: b}
+	if err := json.Unmarshal(b, &a.Body); err != nil {
 		t.Fatalf("POST %s: %d %s is no JSON object", path, resp.StatusCode, b)
 	}
 	return a
 }
 
-// transaction decodes a builder's answer.
-func (a answer) transaction(t testing.TB) *solana.Transaction {
+// Transaction decodes a builder's answer, failing the test unless it is a 200 with one.
+func (a Answer) Transaction(t testing.TB) *solana.Transaction {
 	t.Helper()
-	if a.status != http.StatusOK || a.body["success"] != true {
-		t.Fatalf("answer %d %s", a.status, a.raw)
+	if a.Status != http.StatusOK || a.Body["success"] != true {
+		t.Fatalf("answer %d %s", a.Status, a.Raw)
 	}
-	raw, err := base64.StdEncoding.DecodeString(a.body["tx"].(string))
+	raw, err := base64.StdEncoding.DecodeString(a.Body["tx"].(string))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,28 +125,28 @@ func (a answer) transaction(t testing.TB) *solana.Transaction {
 	return tx
 }
 
-// user is a simulated subaccount with a User account, and a perp market it trades.
-func (w *world) user(t testing.TB, i int) simchain.User {
+// User is the i-th simulated subaccount.
+func (w *World) User(t testing.TB, i int) simchain.User {
 	t.Helper()
-	users := w.chain.Users()
+	users := w.Chain.Users()
 	if len(users) <= i {
 		t.Fatalf("the chain has %d users", len(users))
 	}
 	return users[i]
 }
 
-// funded is a simulated subaccount whose wallet has a token account for every spot market's mint,
+// Funded is a simulated subaccount whose wallet has a token account for every spot market's mint,
 // skipping the first skip of them.
-func (w *world) funded(t testing.TB, skip int) simchain.User {
+func (w *World) Funded(t testing.TB, skip int) simchain.User {
 	t.Helper()
 	var mints []solana.PublicKey
-	for _, m := range w.chain.Markets() {
+	for _, m := range w.Chain.Markets() {
 		if m.Type == events.MarketTypeSpot {
 			mints = append(mints, m.Mint)
 		}
 	}
 users:
-	for _, u := range w.chain.Users() {
+	for _, u := range w.Chain.Users() {
 		for _, m := range mints {
 			if _, ok := u.TokenAccounts[m]; !ok {
 				continue users
@@ -154,15 +161,15 @@ users:
 	return simchain.User{}
 }
 
-// unfunded is a simulated subaccount whose wallet lacks the token account of mint's spot market
+// Unfunded is a simulated subaccount whose wallet lacks the token account of mint's spot market
 // symbol.
-func (w *world) unfunded(t testing.TB, symbol string) simchain.User {
+func (w *World) Unfunded(t testing.TB, symbol string) simchain.User {
 	t.Helper()
-	for _, m := range w.chain.Markets() {
+	for _, m := range w.Chain.Markets() {
 		if m.Type != events.MarketTypeSpot || m.Symbol != symbol {
 			continue
 		}
-		for _, u := range w.chain.Users() {
+		for _, u := range w.Chain.Users() {
 			if _, ok := u.TokenAccounts[m.Mint]; !ok {
 				return u
 			}
@@ -170,14 +177,4 @@ func (w *world) unfunded(t testing.TB, symbol string) simchain.User {
 	}
 	t.Fatalf("every simulated wallet has a %s token account", symbol)
 	return simchain.User{}
-}
-
-// userAccount is the simulated User at u's PDA.
-func (w *world) userAccount(t testing.TB, u simchain.User) drift.User {
-	t.Helper()
-	a, ok := w.chain.UserAccount(u.PDA)
-	if !ok {
-		t.Fatalf("no User account at %s", u.PDA)
-	}
-	return a
 }
