@@ -55,7 +55,7 @@ func (e *Env) note(name string, def any) {
 
 // NewEnv reads the process environment with prefix, e.g. "TIDEMARK_".
 func NewEnv(prefix string) *Env {
-	return &Env{Prefix: prefix}
+	return &Env{Prefix: prefix, Lookup: os.LookupEnv}
 }
 
 func (e *Env) value(name string) (key, val string, ok bool) {

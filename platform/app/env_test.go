@@ -226,3 +226,17 @@ func TestLoadConfigWithoutKafka(t *testing.T) {
 		}
 	}
 }
+
+// TestNewEnvReadsTheProcess: an Env from NewEnv reads the process environment, through its methods
+// and its Lookup alike (the operator's settings call Lookup for the pod's namespace).
+func TestNewEnvReadsTheProcess(t *testing.T) {
+	t.Setenv("TIDEMARK_TEST_NEWENV", "x")
+	t.Setenv("POD_NAMESPACE_TEST", "ns")
+	e := app.NewEnv(app.EnvPrefix)
+	if got := e.String("TEST_NEWENV", ""); got != "x" {
+		t.Errorf("String = %q", got)
+	}
+	if v, ok := e.Lookup("POD_NAMESPACE_TEST"); !ok || v != "ns" {
+		t.Errorf("Lookup = %q, %v", v, ok)
+	}
+}
