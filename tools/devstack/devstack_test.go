@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tidemark/tidemark/operator/api/v1alpha1"
+	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/platform/telemetry"
 	"github.com/tidemark/tidemark/services/authority"
@@ -258,32 +259,44 @@ func edgePath(registry *prometheus.Registry) func() string {
 }
 
 // waitCaughtUp waits until the indexer's checkpoint is within its ready lag of the chain's tip and
-// every consumer of the stack is within a few batches of its partitions' ends, as the stack's metrics
-// say, or fails after most with where each stage stands. A consumer's lag is the one it saw at its
-// last commit, so it may trail by a batch; the checks that follow have deadlines of their own.
+// every consumer of the stack has consumed all but a few batches of what the indexer wrote to each
+// of its topics, as the stack's metrics count them, or fails after most with where each stage
+// stands. (The consumers' lag gauges cannot say it: a message's high watermark is the one of the
+// fetch that brought it, which trails a topic the indexer is filling.)
 func waitCaughtUp(t *testing.T, registry *prometheus.Registry, most time.Duration) {
 	t.Helper()
-	const readyLag, consumerLag = 150, 2000
+	const readyLag, behind = 150, 2000
 	deadline := time.Now().Add(most)
 	for {
 		tip := kittest.Metric(t, registry, "tidemark_indexer_tip_slot", nil)
 		slotLag := kittest.Metric(t, registry, "tidemark_indexer_slot_lag", nil)
-		lags, err := telemetry.SumBy(registry, "tidemark_ingest_lag", "service", nil) // by service
+		written, err := telemetry.SumBy(registry, "tidemark_indexer_events_total", "topic", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, market := lags["market"]
-		_, user := lags["user"]
-		caught := tip > 0 && slotLag <= readyLag && market && user
-		for _, lag := range lags {
-			caught = caught && lag <= consumerLag
+		caught := tip > 0 && slotLag <= readyLag && written[events.TopicFills] > 0
+		var late []string
+		for topic, n := range written {
+			consumed, err := telemetry.SumBy(registry, "tidemark_ingest_messages_total", "service", map[string]string{"topic": topic})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if topic == events.TopicFills && (consumed["market"] == 0 || consumed["user"] == 0) {
+				caught = false
+			}
+			for service, c := range consumed {
+				if c < n-behind {
+					caught = false
+					late = append(late, fmt.Sprintf("%s %s %.0f of %.0f", service, topic, c, n))
+				}
+			}
 		}
 		if caught {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the mesh did not catch up with the backfill in %v: indexer tip %.0f, %.0f slots behind; consumers behind by %v",
-				most, tip, slotLag, lags)
+			t.Fatalf("the mesh did not catch up with the backfill in %v: indexer tip %.0f, %.0f slots behind; consumers behind: %v",
+				most, tip, slotLag, late)
 		}
 		time.Sleep(time.Second)
 	}
