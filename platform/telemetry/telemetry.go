@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"regexp"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -84,11 +85,15 @@ func traceEndpoint(raw string) (string, error) {
 	return u.String(), nil
 }
 
-// NewRegistry returns a registry holding the Go runtime and process collectors.
+// NewRegistry returns a registry holding the Go runtime and process collectors. Besides the
+// collector's defaults, the runtime's live heap (go_gc_heap_live_bytes, what the last collection
+// kept) is exposed: a process's resident memory under GOGC=400 grows towards its soft limit whatever
+// it needs, so the live heap is what says how much memory a replica needs.
 func NewRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
-		collectors.NewGoCollector(),
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(
+			collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/gc/heap/live:bytes$`)})),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	return reg

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -136,9 +137,15 @@ func TestRegistryAndMetricsHandler(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	for _, want := range []string{"go_goroutines", "go_memstats_alloc_bytes", "process_cpu_seconds_total"} {
+	for _, want := range []string{"go_goroutines", "go_memstats_alloc_bytes", "process_cpu_seconds_total", "go_gc_gomemlimit_bytes"} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("metrics lack %s", want)
 		}
+	}
+	// The live heap is what a replica needs: after a collection it is a positive number of bytes.
+	runtime.GC()
+	live, err := telemetry.Sum(reg, "go_gc_heap_live_bytes", nil)
+	if err != nil || live <= 0 {
+		t.Errorf("go_gc_heap_live_bytes = %v, %v; want a positive live heap", live, err)
 	}
 }

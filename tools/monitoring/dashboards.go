@@ -32,6 +32,19 @@ var overview = Dashboard{
 				Description: "Replicas Prometheus reaches, by scrape job: every deployable, the edge and the operator included.",
 				Queries:     []Query{{`sum by (job) (up{` + inNamespace + `})`, "{{job}}"}}},
 		}},
+		{Title: "Memory", Panels: []Panel{
+			{Title: "Resident memory by replica", Unit: "bytes",
+				Description: "Each replica's resident set and its Go soft limit, 90% of its container's memory limit. Under GOGC=400 " +
+					"the resident set grows towards the soft limit whatever the replica needs: the live heap says what it needs.",
+				Queries: []Query{
+					{`max by (job, instance) (process_resident_memory_bytes{` + inNamespace + `})`, "{{job}} {{instance}}"},
+					{`max by (job) (go_gc_gomemlimit_bytes{` + inNamespace + `} < 1e18)`, "soft limit {{job}}"},
+				}},
+			{Title: "Live heap by replica", Unit: "bytes",
+				Description: "What the last collection kept: the memory a replica needs beyond the runtime's own. Size the memory limit on its peak " +
+					"(the chart's README gives it per unit of load).",
+				Queries: []Query{{`max by (job, instance) (go_gc_heap_live_bytes{` + inNamespace + `})`, "{{job}} {{instance}}"}}},
+		}},
 		{Title: "Requests", Panels: []Panel{
 			{Title: "Requests by route", Unit: "reqps",
 				Queries: []Query{{`sum by (service, route) (rate(tidemark_http_request_seconds_count{` + ofServices + `}[$__rate_interval]))`, "{{service}} {{route}}"}}},
