@@ -1,6 +1,7 @@
 package market
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -88,6 +90,10 @@ type Hot struct {
 	// answered by the store: a reader that saw its fills committed must see their candles.
 	pending map[int64]pendingTx
 	dirty   map[string]int
+
+	// textSize is the bytes of candle JSON the series keep (candleText), textBudget their bound.
+	textSize   atomic.Int64
+	textBudget int64
 }
 
 type hotKey struct {
@@ -122,11 +128,14 @@ type hotSeries struct {
 	fillHigh, fillLow, fillClose    []int64
 	oracleHigh, oracleLow, oraClose []int64
 	quote, base                     []int64
+
+	text *candleText
 }
 
 // NewHot keeps days of each resolution on the clock now. It answers nothing until SetReady.
 func NewHot(days HotDays, now func() time.Time) *Hot {
-	return &Hot{days: days, now: now, series: map[hotKey]*hotSeries{}, pending: map[int64]pendingTx{}, dirty: map[string]int{}}
+	return &Hot{days: days, now: now, series: map[hotKey]*hotSeries{}, pending: map[int64]pendingTx{}, dirty: map[string]int{},
+		textBudget: DefaultTextBudget}
 }
 
 // Start is the first bucket of res that stays in memory now; ok is false for a resolution kept in
@@ -150,8 +159,12 @@ func (h *Hot) SetReady(ready bool) {
 func (h *Hot) Reset() {
 	h.mu.Lock()
 	h.ready = false
+	old := h.series
 	h.series = map[hotKey]*hotSeries{}
 	h.mu.Unlock()
+	for _, s := range old {
+		s.text.retire()
+	}
 }
 
 // Has reports whether symbol's series are loaded.
@@ -202,7 +215,7 @@ func (h *Hot) get(symbol string, res Resolution) *hotSeries {
 // Load replaces symbol's series at res with stored, every stored bucket from start on in ascending
 // order, and before, the last stored bucket before start (nil: none).
 func (h *Hot) Load(symbol string, res Resolution, start int64, stored []Bucket, before *Bucket) {
-	s := &hotSeries{start: start}
+	s := &hotSeries{start: start, text: newCandleText(res, &h.textSize)}
 	s.setBefore(before)
 	// Sized to what is loaded: appends for the live buckets grow it from there.
 	n := len(stored)
@@ -212,8 +225,12 @@ func (h *Hot) Load(symbol string, res Resolution, start int64, stored []Bucket, 
 	}
 	s.replace(start, start-1, stored)
 	h.mu.Lock()
+	old := h.series[hotKey{symbol, res}]
 	h.series[hotKey{symbol, res}] = s
 	h.mu.Unlock()
+	if old != nil {
+		old.text.retire()
+	}
 }
 
 // Apply merges what the store holds of symbol at res in [lo, hi] into the series: stored, all its
@@ -252,10 +269,29 @@ func (h *Hot) Trim() {
 			if n > 0 {
 				s.hasBefore, s.beforeFill, s.beforeOracle = true, s.fillClose[n-1], s.oraClose[n-1]
 				s.cut(n)
+				// The candles kept are unchanged (the first still opens at the same close), but a
+				// chunk holding some of the buckets cut no longer lines up with the columns.
+				s.text.drop(math.MinInt64, s.text.chunkOf(start-1))
 			}
 			s.start = start
 		}
 		s.mu.Unlock()
+	}
+}
+
+// TextBytes is the bytes of candle JSON kept to answer from (at most the text budget, about).
+func (h *Hot) TextBytes() int64 { return h.textSize.Load() }
+
+// dropText forgets the candle JSON of every series: it is past its budget.
+func (h *Hot) dropText() {
+	h.mu.RLock()
+	all := make([]*hotSeries, 0, len(h.series))
+	for _, s := range h.series {
+		all = append(all, s)
+	}
+	h.mu.RUnlock()
+	for _, s := range all {
+		s.text.dropAll()
 	}
 }
 
@@ -335,11 +371,16 @@ func (h *Hot) AppendCandles(dst []byte, symbol string, res Resolution, w CandleW
 		return dst, false
 	}
 	s.mu.RLock()
-	defer s.mu.RUnlock()
 	if w.Lo < s.start {
+		s.mu.RUnlock()
 		return dst, false
 	}
-	return s.appendWindow(dst, res, w), true
+	out = s.appendWindow(dst, res, w)
+	s.mu.RUnlock()
+	if h.textSize.Load() > h.textBudget {
+		h.dropText()
+	}
+	return out, true
 }
 
 // appendWindow lays out every bucket of w as Assemble does (traded buckets opening at the previous
@@ -356,17 +397,19 @@ func (s *hotSeries) appendWindow(dst []byte, r Resolution, w CandleWindow) []byt
 		}
 		first = false
 	}
+	text := textCursor{s: s}
+	carried := flats{of: -2}
 	if !w.Descending {
 		i := sort.Search(len(s.ts), func(k int) bool { return s.ts[k] >= w.Lo })
 		for t := w.Lo; t <= w.Hi; t = r.Step(t, 1) {
 			switch {
 			case i < len(s.ts) && s.ts[i] == t:
 				sep()
-				dst = s.appendCandle(dst, i)
+				dst = append(dst, text.candle(i)...)
 				i++
 			case i > 0 || s.hasBefore:
 				sep()
-				dst = s.appendFlat(dst, t, i-1)
+				dst = carried.append(dst, s, t, i-1)
 			}
 		}
 		return dst
@@ -377,11 +420,11 @@ func (s *hotSeries) appendWindow(dst []byte, r Resolution, w CandleWindow) []byt
 		switch {
 		case j >= 0 && s.ts[j] == t:
 			sep()
-			dst = s.appendCandle(dst, j)
+			dst = append(dst, text.candle(j)...)
 			j--
 		case j >= 0 || s.hasBefore:
 			sep()
-			dst = s.appendFlat(dst, t, j)
+			dst = carried.append(dst, s, t, j)
 		default:
 			// Before the market's first trade: so is every earlier bucket.
 			return dst
@@ -425,6 +468,26 @@ func (s *hotSeries) appendFlat(dst []byte, ts int64, i int) []byte {
 	return appendCandleFixed(dst, ts, f, f, f, f, o, o, o, o, 0, 0)
 }
 
+// flats writes the empty buckets of one answer. What follows an empty bucket's ts is the same for
+// every bucket carrying the same closes, so it is written once and copied from there after.
+type flats struct {
+	of       int // the bucket whose closes the last empty bucket carried (-1: the one before the series)
+	from, to int // where in the answer that bucket's JSON after its ts is
+}
+
+// append appends the empty bucket ts carrying the closes of bucket i, as appendFlat does.
+func (f *flats) append(dst []byte, s *hotSeries, ts int64, i int) []byte {
+	if i == f.of {
+		dst = strconv.AppendInt(append(dst, `{"ts":`...), ts, 10)
+		return append(dst, dst[f.from:f.to]...)
+	}
+	at := len(dst)
+	dst = s.appendFlat(dst, ts, i)
+	// The ts is digits: the first comma ends it.
+	f.of, f.from, f.to = i, at+bytes.IndexByte(dst[at:], ','), len(dst)
+	return dst
+}
+
 // admit makes sure the series can hold rows and before: a value that is not a whole number of its
 // unit turns the series to floats.
 func (s *hotSeries) admit(rows []Bucket, before *Bucket) {
@@ -466,6 +529,8 @@ func (s *hotSeries) toFloats() {
 	s.beforeFill, s.beforeOracle = bits(s.beforeFill, 1e6), bits(s.beforeOracle, 1e6)
 	s.firstFill, s.firstOracle = bits(s.firstFill, 1e6), bits(s.firstOracle, 1e6)
 	s.floats = true
+	// The values are the same, so is their JSON; dropped anyway, for its making to need no proof.
+	s.text.dropAll()
 }
 
 // value is v as the series holds it: whole units of scale, or the float's bits. admit has made sure
@@ -518,6 +583,13 @@ func (s *hotSeries) replace(lo, hi int64, rows []Bucket) {
 	col(&s.oraClose, func(r *Bucket) float64 { return r.OracleClose }, 1e6)
 	col(&s.quote, func(r *Bucket) float64 { return r.QuoteVolume }, 1e6)
 	col(&s.base, func(r *Bucket) float64 { return r.BaseVolume }, 1e9)
+	// The candles of [lo, hi] changed, and so may have the one after them, which opens at the last
+	// close before it (the first held, too, when lo is the start and before changed).
+	last := hi
+	if next := a + len(rows); next < len(s.ts) {
+		last = max(last, s.ts[next])
+	}
+	s.text.drop(s.text.chunkOf(lo), s.text.chunkOf(last))
 }
 
 // cut drops the first n buckets, in place: the columns' arrays are reused as the series moves on,

@@ -1,6 +1,7 @@
 package market_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -208,5 +209,94 @@ func BenchmarkHotAppendCandles(b *testing.B) {
 		if !ok || len(out) < 1000 {
 			b.Fatal("not answered")
 		}
+	}
+}
+
+// TestHotTextFollowsChanges: the candle JSON a Hot keeps between answers follows every change to its
+// series. Two Hots get the same loads, changes and trims, read after each: one keeping its JSON, one
+// keeping none (every answer written from the columns); they must answer the same bytes.
+func TestHotTextFollowsChanges(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		res    market.Resolution
+		budget int64
+		odd    bool
+	}{
+		{"minutes", "1", market.DefaultTextBudget, false},
+		{"minutes, some values not whole millionths", "1", market.DefaultTextBudget, true},
+		{"minutes, small budget", "1", 20_000, false},
+		{"hours", "60", market.DefaultTextBudget, false},
+		{"months", "M", market.DefaultTextBudget, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(23, 29))
+			now := time.Date(2026, 11, 20, 12, 34, 56, 0, time.UTC)
+			clock := func() time.Time { return now }
+			days := market.HotDays{tc.res: 2}
+			if tc.res == "60" || tc.res == "M" {
+				days[tc.res] = 3000
+			}
+			kept, fresh := market.NewHot(days, clock), market.NewHot(days, clock)
+			market.SetTextBudget(kept, tc.budget)
+			market.SetTextBudget(fresh, -1)
+			start, _ := kept.Start(tc.res)
+			h := history(rng, tc.res, tc.res.Step(start, -40), 2000, tc.odd)
+			for _, hot := range []*market.Hot{kept, fresh} {
+				hot.Load("SOL-PERP", tc.res, start, nil, nil)
+				hot.SetReady(true)
+			}
+			compareWindow := func(step string, w market.CandleWindow) {
+				t.Helper()
+				got, ok := kept.AppendCandles(nil, "SOL-PERP", tc.res, w)
+				want, wantOK := fresh.AppendCandles(nil, "SOL-PERP", tc.res, w)
+				if ok != wantOK || string(got) != string(want) {
+					t.Fatalf("%s, window %+v (ok %v, %v):\n got %s\nwant %s", step, w, ok, wantOK, got, want)
+				}
+			}
+			compare := func(step string) {
+				t.Helper()
+				for range 5 {
+					s, _ := kept.Start(tc.res)
+					a := tc.res.Step(s, rng.IntN(2100))
+					b := tc.res.Step(s, rng.IntN(2100))
+					compareWindow(step, market.Window(tc.res, a, b, 1+rng.IntN(1000), now))
+				}
+			}
+			// compareAt reads the 1000 buckets from lo on: what a change there may have moved.
+			compareAt := func(step string, lo int64) {
+				t.Helper()
+				s, _ := kept.Start(tc.res)
+				compareWindow(step, market.Window(tc.res, max(lo, s), math.MaxInt32, 1000, now))
+			}
+			for i := range 60 {
+				switch {
+				case i%20 == 19:
+					now = now.Add(time.Duration(1+rng.IntN(6*60)) * time.Minute)
+					kept.Trim()
+					fresh.Trim()
+				default:
+					s, _ := kept.Start(tc.res)
+					lo := tc.res.Step(s, rng.IntN(2100)-20)
+					hi := tc.res.Step(lo, rng.IntN(300))
+					if i%10 == 0 {
+						lo, hi = s, math.MaxInt64
+					}
+					stored, before := bucketsIn(h, max(lo, s), hi)
+					// Late fills move closes, and with them the opens of the buckets after.
+					for k := range stored {
+						if rng.IntN(3) == 0 {
+							stored[k].FillClose, stored[k].OracleClose = stored[k].FillClose+1, stored[k].OracleClose-1
+						}
+					}
+					kept.Apply("SOL-PERP", tc.res, lo, hi, stored, before)
+					fresh.Apply("SOL-PERP", tc.res, lo, hi, stored, before)
+					compareAt(fmt.Sprintf("step %d", i), lo)
+				}
+				compare(fmt.Sprintf("step %d", i))
+			}
+			if tc.budget > 0 && kept.TextBytes() > tc.budget+64_000 {
+				t.Errorf("%d bytes of JSON kept, budget %d", kept.TextBytes(), tc.budget)
+			}
+		})
 	}
 }

@@ -119,6 +119,10 @@ func registerHotMetrics(reg prometheus.Registerer, hot *market.Hot, f *postgres.
 		Name: "tidemark_market_hot_buckets",
 		Help: "Buckets of candles held in memory, as of the last load or trim.",
 	}))
+	telemetry.Register(reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "tidemark_market_hot_text_bytes",
+		Help: "Bytes of candle JSON kept to answer from, made as candles are read (market.DefaultTextBudget bounds it).",
+	}, func() float64 { return float64(hot.TextBytes()) }))
 	size := func() { n, b := hot.Buckets(); buckets.Set(float64(n)); bytes.Set(float64(b)) }
 	f.Loaded = func(d time.Duration) { loaded.Set(d.Seconds()); size() }
 	f.Trimmed = size
