@@ -138,6 +138,10 @@ func NewHot(days HotDays, now func() time.Time) *Hot {
 		textBudget: DefaultTextBudget}
 }
 
+// SetTextBudget bounds the candle JSON h keeps (TextBytes) to n bytes; below 0 it keeps none past
+// an answer. It is set before h is used.
+func (h *Hot) SetTextBudget(n int64) { h.textBudget = n }
+
 // Start is the first bucket of res that stays in memory now; ok is false for a resolution kept in
 // the store alone.
 func (h *Hot) Start(res Resolution) (start int64, ok bool) {

@@ -237,8 +237,8 @@ func TestHotTextFollowsChanges(t *testing.T) {
 				days[tc.res] = 3000
 			}
 			kept, fresh := market.NewHot(days, clock), market.NewHot(days, clock)
-			market.SetTextBudget(kept, tc.budget)
-			market.SetTextBudget(fresh, -1)
+			kept.SetTextBudget(tc.budget)
+			fresh.SetTextBudget(-1)
 			start, _ := kept.Start(tc.res)
 			h := history(rng, tc.res, tc.res.Step(start, -40), 2000, tc.odd)
 			for _, hot := range []*market.Hot{kept, fresh} {

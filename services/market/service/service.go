@@ -36,13 +36,22 @@ type Config struct {
 	// (TIDEMARK_MARKET_HOT_DAYS, "res:days" items; resolutions not named keep market.DefaultHotDays').
 	// Windows within them are answered from memory, older ones from Postgres.
 	HotDays market.HotDays
+	// HotText bounds the bytes of candle JSON kept to answer from, made as candles are read
+	// (TIDEMARK_MARKET_HOT_TEXT_MIB, in MiB, 0: none): 0 here is market.DefaultTextBudget, below 0
+	// keeps none and every answer is written from the columns.
+	HotText int64
 
 	hotDaysErr error // TIDEMARK_MARKET_HOT_DAYS did not parse: Validate reports it
 }
 
-// RegisterEnv reads TIDEMARK_MARKET_EDGE_WINDOW and TIDEMARK_MARKET_HOT_DAYS.
+// RegisterEnv reads TIDEMARK_MARKET_EDGE_WINDOW, TIDEMARK_MARKET_HOT_DAYS and
+// TIDEMARK_MARKET_HOT_TEXT_MIB.
 func (c *Config) RegisterEnv(e *app.Env) {
 	c.EdgeWindow = e.Duration("MARKET_EDGE_WINDOW", DefaultEdgeWindow)
+	c.HotText = int64(e.Int("MARKET_HOT_TEXT_MIB", market.DefaultTextBudget>>20)) << 20
+	if c.HotText == 0 {
+		c.HotText = -1
+	}
 	items := e.Strings("MARKET_HOT_DAYS", market.DefaultHotDays.Strings())
 	days, err := market.ParseHotDays(items)
 	if err != nil {
@@ -56,6 +65,7 @@ func (c *Config) RegisterEnv(e *app.Env) {
 // SetDefaults sets a zero edge window to DefaultEdgeWindow, and no hot days to the default's.
 func (c *Config) SetDefaults() {
 	c.EdgeWindow = cmp.Or(c.EdgeWindow, DefaultEdgeWindow)
+	c.HotText = cmp.Or(c.HotText, market.DefaultTextBudget)
 	if c.HotDays == nil && c.hotDaysErr == nil {
 		c.HotDays = market.DefaultHotDays
 	}
@@ -65,6 +75,9 @@ func (c *Config) SetDefaults() {
 func (c Config) Validate() error {
 	if c.EdgeWindow <= 0 || c.EdgeWindow > 7*24*time.Hour {
 		return fmt.Errorf("%sMARKET_EDGE_WINDOW must be more than 0 and at most 168h, got %s", app.EnvPrefix, c.EdgeWindow)
+	}
+	if c.HotText > 4<<30 {
+		return fmt.Errorf("%sMARKET_HOT_TEXT_MIB must be 0..4096, got %d", app.EnvPrefix, c.HotText>>20)
 	}
 	err := c.hotDaysErr
 	if err == nil {
@@ -87,6 +100,7 @@ func Service(cfg Config) kit.Service {
 		store := postgres.NewStore(d.Pool, d.Schema)
 		// Every replica keeps the recent candles of every market, whichever partitions it ingests.
 		hot := market.NewHot(cfg.HotDays, d.Now)
+		hot.SetTextBudget(cfg.HotText)
 		follower := postgres.NewFollower(d.Pool, d.Schema, hot, d.Logger)
 		registerHotMetrics(d.Registerer, hot, follower)
 		answered := telemetry.Register(d.Registerer, prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -121,7 +135,7 @@ func registerHotMetrics(reg prometheus.Registerer, hot *market.Hot, f *postgres.
 	}))
 	telemetry.Register(reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "tidemark_market_hot_text_bytes",
-		Help: "Bytes of candle JSON kept to answer from, made as candles are read (market.DefaultTextBudget bounds it).",
+		Help: "Bytes of candle JSON kept to answer from, made as candles are read (TIDEMARK_MARKET_HOT_TEXT_MIB bounds it).",
 	}, func() float64 { return float64(hot.TextBytes()) }))
 	size := func() { n, b := hot.Buckets(); buckets.Set(float64(n)); bytes.Set(float64(b)) }
 	f.Loaded = func(d time.Duration) { loaded.Set(d.Seconds()); size() }
