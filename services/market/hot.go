@@ -138,8 +138,8 @@ func NewHot(days HotDays, now func() time.Time) *Hot {
 		textBudget: DefaultTextBudget}
 }
 
-// SetTextBudget bounds the candle JSON h keeps (TextBytes) to n bytes; below 0 it keeps none past
-// an answer. It is set before h is used.
+// SetTextBudget bounds the candle JSON h keeps (TextBytes) to n bytes; at 0 or below it keeps none
+// and writes every answer from the columns. It is set before h is used.
 func (h *Hot) SetTextBudget(n int64) { h.textBudget = n }
 
 // Start is the first bucket of res that stays in memory now; ok is false for a resolution kept in
@@ -379,7 +379,7 @@ func (h *Hot) AppendCandles(dst []byte, symbol string, res Resolution, w CandleW
 		s.mu.RUnlock()
 		return dst, false
 	}
-	out = s.appendWindow(dst, res, w)
+	out = s.appendWindow(dst, res, w, h.textBudget > 0)
 	s.mu.RUnlock()
 	if h.textSize.Load() > h.textBudget {
 		h.dropText()
@@ -390,7 +390,7 @@ func (h *Hot) AppendCandles(dst []byte, symbol string, res Resolution, w CandleW
 // appendWindow lays out every bucket of w as Assemble does (traded buckets opening at the previous
 // close, empty ones carrying it, none before the market's first trade) and appends each as it comes,
 // in the window's order. w.Lo must not be before s.start.
-func (s *hotSeries) appendWindow(dst []byte, r Resolution, w CandleWindow) []byte {
+func (s *hotSeries) appendWindow(dst []byte, r Resolution, w CandleWindow, keepText bool) []byte {
 	if w.Hi < w.Lo {
 		return dst
 	}
@@ -402,6 +402,13 @@ func (s *hotSeries) appendWindow(dst []byte, r Resolution, w CandleWindow) []byt
 		first = false
 	}
 	text := textCursor{s: s}
+	// A traded candle's JSON, from the kept chunks, or written from the columns when none are kept.
+	candle := func(dst []byte, i int) []byte {
+		if keepText {
+			return append(dst, text.candle(i)...)
+		}
+		return s.appendCandle(dst, i)
+	}
 	carried := flats{of: -2}
 	if !w.Descending {
 		i := sort.Search(len(s.ts), func(k int) bool { return s.ts[k] >= w.Lo })
@@ -409,7 +416,7 @@ func (s *hotSeries) appendWindow(dst []byte, r Resolution, w CandleWindow) []byt
 			switch {
 			case i < len(s.ts) && s.ts[i] == t:
 				sep()
-				dst = append(dst, text.candle(i)...)
+				dst = candle(dst, i)
 				i++
 			case i > 0 || s.hasBefore:
 				sep()
@@ -424,7 +431,7 @@ func (s *hotSeries) appendWindow(dst []byte, r Resolution, w CandleWindow) []byt
 		switch {
 		case j >= 0 && s.ts[j] == t:
 			sep()
-			dst = append(dst, text.candle(j)...)
+			dst = candle(dst, j)
 			j--
 		case j >= 0 || s.hasBefore:
 			sep()
