@@ -85,18 +85,20 @@ func traceEndpoint(raw string) (string, error) {
 	return u.String(), nil
 }
 
-// NewRegistry returns a registry holding the Go runtime and process collectors. Besides the
-// collector's defaults, the runtime's live heap (go_gc_heap_live_bytes, what the last collection
-// kept) is exposed: a process's resident memory under GOGC=400 grows towards its soft limit whatever
-// it needs, so the live heap is what says how much memory a replica needs.
+// NewRegistry returns a registry holding the Go runtime (GoCollector) and process collectors.
 func NewRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(
-		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(
-			collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/gc/heap/live:bytes$`)})),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	)
+	reg.MustRegister(GoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return reg
+}
+
+// GoCollector is the Go runtime's collector of every deployable: the client's defaults and the
+// runtime's live heap (go_gc_heap_live_bytes, what the last collection kept). A process's resident
+// memory under GOGC=400 grows towards its soft limit whatever it needs, so the live heap is what
+// says how much memory a replica needs.
+func GoCollector() prometheus.Collector {
+	return collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(
+		collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/gc/heap/live:bytes$`)}))
 }
 
 // Register registers c on reg and returns it, or returns the identical collector reg already holds
