@@ -391,9 +391,15 @@ type loadClients struct {
 // no subscriptions) and returns once every subscription is acknowledged.
 func startLoad(b *testing.B, addr, symbols string) *loadClients {
 	b.Helper()
+	return startLoadOf(b, addr, symbols, wsConns)
+}
+
+// startLoadOf is startLoad with conns clients.
+func startLoadOf(b *testing.B, addr, symbols string, conns int) *loadClients {
+	b.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestWSLoadGenerator$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "TIDEMARK_BENCH_WS_ADDR="+addr, "TIDEMARK_BENCH_WS_SYMBOLS="+symbols,
-		fmt.Sprintf("TIDEMARK_BENCH_WS_CONNS=%d", wsConns))
+		fmt.Sprintf("TIDEMARK_BENCH_WS_CONNS=%d", conns))
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
