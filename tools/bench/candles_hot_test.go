@@ -1,6 +1,7 @@
 package bench_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -227,15 +229,26 @@ func BenchmarkCandlesHot(b *testing.B) {
 			n := seq.Add(1)
 			return fmt.Sprintf("%s/market/M%d-PERP/candles/1?limit=1000&startTs=%d", srv.URL, n%hotMarkets, now.Unix()-4*86400-(n%36000)*60)
 		}
+		// A replica keeping no candle JSON writes every answer from the columns: what a window costs
+		// the first time it is read, or after its candles changed.
+		plain, plainReg, stopPlain := hotReplica(b, pool, broker, marketsvc.Config{HotText: -1}, now)
+		defer stopPlain()
+		awaitLoad(b, plainReg)
+		plainSrv := httptest.NewServer(plain.Handler())
+		defer plainSrv.Close()
+		plainURL := func(i int) string { return strings.Replace(hotURL(i), srv.URL, plainSrv.URL, 1) }
 		// Every hot window must be answered from memory, and every cold one by Postgres: check both
-		// ends of each range once.
+		// ends of each range once; both replicas answer the same bytes.
 		for _, u := range []string{hotURL(0), coldURL(0)} {
-			get(b, u)
+			if got, plainGot := get(b, u), get(b, strings.Replace(u, srv.URL, plainSrv.URL, 1)); !bytes.Equal(got, plainGot) {
+				b.Fatalf("%s: the replica keeping candle JSON and the one keeping none answer differently", u)
+			}
 		}
 		scenarios := []restScenario{
 			{name: "bare handler, the same 1000 candles pre-encoded", url: func(int) string { return bare.URL + "/" }},
 			{name: "candles 1m, limit 1000, every window different, hot range", url: hotURL},
 			{name: "candles 1m, limit 1000, every window different, past the hot range", url: coldURL},
+			{name: "the same in the hot range, no candle JSON kept (HotText -1)", url: plainURL},
 		}
 		results := make([][]loadgen.Result, len(scenarios))
 		memory0 := counter(b, reg, "memory")
@@ -246,6 +259,7 @@ func BenchmarkCandlesHot(b *testing.B) {
 		}
 		oneClient := runREST(b, "", restScenario{name: "candles 1m, limit 1000, every window different, hot range, 1 client", url: hotURL, clients: 1}, nil)
 		fromMemory := counter(b, reg, "memory") - memory0
+		textKept := gauge(b, reg, "tidemark_market_hot_text_bytes")
 		var hotRequests int
 		for _, r := range results[1] {
 			hotRequests += r.Requests
@@ -254,9 +268,11 @@ func BenchmarkCandlesHot(b *testing.B) {
 			b.Fatalf("%v answers from memory, fewer than the %d hot requests", fromMemory, hotRequests)
 		}
 
-		var ratio, hotRPS, hotP99, coldP50, coldP99 []float64
+		var ratio, hotRPS, hotP99, coldP50, coldP99, plainRatio, plainP99 []float64
 		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 		for round := range restRounds {
+			plainRatio = append(plainRatio, results[3][round].RPS/results[0][round].RPS)
+			plainP99 = append(plainP99, ms(results[3][round].P99))
 			ratio = append(ratio, results[1][round].RPS/results[0][round].RPS)
 			hotRPS = append(hotRPS, results[1][round].RPS)
 			hotP99 = append(hotP99, ms(results[1][round].P99))
@@ -282,6 +298,12 @@ func BenchmarkCandlesHot(b *testing.B) {
 		b.Logf("RESULT candles: 1000 1-minute candles, every window different, 16 connections, %d rounds (best / median / spread):", restRounds)
 		b.Logf("RESULT   hot range: %s of the bare handler (%.2f / %.2f / %.2fx; target >= 0.25), %.0f / %.0f req/s / %.2fx, p99 %.2f / %.2f ms / %.2fx (target < 10 ms)",
 			atLeast(rm, 0.25), rb, rm, rs, qb, qm, qs, pb, pm, ps)
+		nb, nm, ns := spreadOf(plainRatio, false)
+		npb, npm, nps := spreadOf(plainP99, true)
+		b.Logf("RESULT   hot range with no candle JSON kept (every answer written from the columns): %.2f / %.2f / %.2fx of the bare handler, p99 %.2f / %.2f ms / %.2fx",
+			nb, nm, ns, npb, npm, nps)
+		b.Logf("RESULT   candle JSON kept after the runs: %.1f MiB for the %d markets read (TIDEMARK_MARKET_HOT_TEXT_MIB, default %d MiB)",
+			textKept/(1<<20), hotMarkets, market.DefaultTextBudget>>20)
 		b.Logf("RESULT   past the hot range (Postgres): p50 %.2f / %.2f ms / %.2fx, p99 %.2f / %.2f ms / %.2fx",
 			c50b, c50m, c50s, c99b, c99m, c99s)
 		b.Logf("RESULT   memory per market traded every minute over the %d days, default hot range %v: %.0f / %.0f KiB / %.2fx",
