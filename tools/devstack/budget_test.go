@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,7 +20,8 @@ import (
 // TestMakeRunStaysInItsBudget runs what `make run` runs with its defaults (three days of history,
 // then live events) and reads the process's resident memory after the backfill and while live: it
 // must stay under the default budget. TIDEMARK_DEVSTACK_SOAK (a duration, `make soak` sets 30m)
-// keeps it live that long and checks that the last third holds no more than the first.
+// keeps it live that long and checks that the live heap of the last third is no more than 10%
+// over the first's.
 func TestMakeRunStaysInItsBudget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Postgres, a broker, the services and the simulator")
@@ -60,15 +62,18 @@ func TestMakeRunStaysInItsBudget(t *testing.T) {
 	case <-time.After(10 * time.Minute):
 		t.Fatal("the backfill did not end within 10 minutes")
 	}
+	start := time.Now()
 	check := func(when string) int64 {
-		rss := residentBytes(t)
-		t.Logf("%s: %s resident", when, devstack.FormatBytes(rss))
+		rss, heap := residentBytes(t), liveHeap()
+		t.Logf("%s (%s): %s resident, live heap %s", when, time.Since(start).Round(time.Second), devstack.FormatBytes(rss), devstack.FormatBytes(heap))
 		if rss > devstack.DefaultMemoryBudget {
 			t.Errorf("%s: %s resident, over the budget of %s", when, devstack.FormatBytes(rss), devstack.FormatBytes(devstack.DefaultMemoryBudget))
 		}
-		return rss
+		return heap
 	}
 	check("after the backfill")
+	// What the process retains is its live heap; its resident set also holds what the collector has
+	// not yet reclaimed, which the soft limit bounds, so growth is judged on the live heap.
 	var samples []int64
 	for end := time.Now().Add(live); time.Now().Before(end); {
 		time.Sleep(min(live/10, time.Minute))
@@ -77,10 +82,17 @@ func TestMakeRunStaysInItsBudget(t *testing.T) {
 	if soak != "" && len(samples) >= 6 {
 		third := len(samples) / 3
 		if first, last := maxOf(samples[:third]), maxOf(samples[len(samples)-third:]); last > first+first/10 {
-			t.Errorf("resident memory grew while live: %s at most in the first third, %s in the last",
+			t.Errorf("the live heap grew while live: %s at most in the first third, %s in the last",
 				devstack.FormatBytes(first), devstack.FormatBytes(last))
 		}
 	}
+}
+
+// liveHeap is what the last collection of this process kept (the runtime's /gc/heap/live:bytes).
+func liveHeap() int64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64())
 }
 
 // backfillWatch is the progress writer: the backfill's last line says how long it took ("ETA -- in 33s").
