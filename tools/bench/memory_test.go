@@ -2,7 +2,6 @@ package bench_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -32,6 +31,7 @@ import (
 
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kafka"
+	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/platform/mesh"
 	"github.com/tidemark/tidemark/platform/objstore"
 	"github.com/tidemark/tidemark/platform/objstore/miniotest"
@@ -394,7 +394,7 @@ type memProc struct {
 	name                 string
 	cmd                  *exec.Cmd
 	publicAddr, internal string
-	log                  *bytes.Buffer
+	log                  *kittest.Logs
 	mu                   sync.Mutex
 	samples              []memSample
 	stopSampling         chan struct{}
@@ -438,7 +438,7 @@ func (ms memSamples) median() memSample {
 // chart's default limit gives it and nothing else of the benchmark's environment.
 func startMemProc(b *testing.B, name, bin string, env ...string) *memProc {
 	b.Helper()
-	p := &memProc{name: name, publicAddr: freeAddr(b), internal: freeAddr(b), log: &bytes.Buffer{},
+	p := &memProc{name: name, publicAddr: freeAddr(b), internal: freeAddr(b), log: &kittest.Logs{},
 		stopSampling: make(chan struct{}), samplingDone: make(chan struct{}), exited: make(chan struct{})}
 	p.cmd = exec.Command(bin)
 	p.cmd.Env = append([]string{
@@ -446,8 +446,7 @@ func startMemProc(b *testing.B, name, bin string, env ...string) *memProc {
 		fmt.Sprintf("GOMEMLIMIT=%d", memLimit*9/10),
 		"TIDEMARK_PUBLIC_ADDR=" + p.publicAddr, "TIDEMARK_INTERNAL_ADDR=" + p.internal, "TIDEMARK_LOG_LEVEL=warn",
 	}, env...)
-	p.cmd.Stdout = &lockedWriter{w: p.log}
-	p.cmd.Stderr = p.cmd.Stdout
+	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {
 		b.Fatalf("start %s: %v", name, err)
 	}
@@ -478,9 +477,6 @@ func (p *memProc) internalURL() string { return "http://" + p.internal }
 func (p *memProc) publicURL() string   { return "http://" + p.publicAddr }
 
 func (p *memProc) logs() string {
-	lw := p.cmd.Stdout.(*lockedWriter)
-	lw.mu.Lock()
-	defer lw.mu.Unlock()
 	out := p.log.String()
 	if len(out) > 4000 {
 		out = out[len(out)-4000:]
@@ -857,17 +853,6 @@ func freeAddr(b *testing.B) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 func mib(n int64) string { return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20)) }
