@@ -46,6 +46,10 @@ type Trim struct {
 	Consumers map[string][]string
 	// KeepBehind counts records per partition.
 	KeepBehind int64
+	// Tails are topics no group commits on, read from their end (the WebSocket edge's): each
+	// partition keeps only its newest TailKeep records, for a reader a little behind.
+	Tails    []string
+	TailKeep int64
 	// Every is how often the broker trims (default a minute).
 	Every time.Duration
 }
@@ -217,6 +221,11 @@ func (e *Embedded) TrimOnce(t Trim) int64 {
 			if all {
 				trim(topic, p, to-t.KeepBehind)
 			}
+		}
+	}
+	for _, topic := range t.Tails {
+		for _, p := range c.PartitionInfos(topic) {
+			trim(topic, p, p.HighWatermark-t.TailKeep)
 		}
 	}
 	return deleted

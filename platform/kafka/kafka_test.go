@@ -235,23 +235,25 @@ func TestPartitionReaderFromEndOffsets(t *testing.T) {
 }
 
 // TestEmbeddedTrim: a long-lived broker keeps of a consumed topic only what its slowest group has
-// not moved past (and KeepBehind more), and of a topic one of whose groups has not committed yet,
-// or that no group reads, everything; what it lets go of is freed.
+// not moved past (and KeepBehind more), of a tail topic only its newest TailKeep records, and of a
+// topic one of whose groups has not committed yet, or that nothing names, everything; what it lets
+// go of is freed.
 func TestEmbeddedTrim(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	trim := kafka.Trim{
 		Consumers:  map[string][]string{"consumed": {"fast", "slow"}, "waiting": {"fast", "absent"}},
 		KeepBehind: 100, Every: time.Hour, // TrimOnce below, not the ticker
+		Tails: []string{"tail"}, TailKeep: 300,
 	}
 	const trimSegment = 1 << 20
-	e := startBroker(t, kafka.EmbeddedOptions{Partitions: 1, Topics: []string{"consumed", "waiting", "edge"}, SegmentBytes: trimSegment})
+	e := startBroker(t, kafka.EmbeddedOptions{Partitions: 1, Topics: []string{"consumed", "waiting", "edge", "tail"}, SegmentBytes: trimSegment})
 	e.TrimEvery(trim)
 	kc := kafka.Config{Brokers: e.Brokers(), ClientID: "test"}
 	const n, size = 2000, 8 << 10 // 16 MiB a topic: several segments
 	w := kc.NewWriter("")
 	defer w.Close()
-	for _, topic := range []string{"consumed", "waiting", "edge"} {
+	for _, topic := range []string{"consumed", "waiting", "edge", "tail"} {
 		msgs := make([]kafkago.Message, n)
 		for i := range msgs {
 			msgs[i] = kafkago.Message{Topic: topic, Value: bytes.Repeat([]byte{byte(i)}, size)}
@@ -278,10 +280,10 @@ func TestEmbeddedTrim(t *testing.T) {
 	consume("fast", "waiting", n)
 
 	held := e.Bytes("consumed")
-	if deleted := e.TrimOnce(trim); deleted != 1200-100 {
-		t.Errorf("trimmed %d records, want %d", deleted, 1200-100)
+	if deleted := e.TrimOnce(trim); deleted != 1200-100+n-300 {
+		t.Errorf("trimmed %d records, want %d", deleted, 1200-100+n-300)
 	}
-	for topic, want := range map[string]int64{"consumed": 1200 - 100, "waiting": 0, "edge": 0} {
+	for topic, want := range map[string]int64{"consumed": 1200 - 100, "waiting": 0, "edge": 0, "tail": n - 300} {
 		if got := firstOffset(t, e.Brokers(), topic); got != want {
 			t.Errorf("%s starts at %d, want %d", topic, got, want)
 		}

@@ -27,6 +27,7 @@ import (
 	"github.com/tidemark/tidemark/operator/api/v1alpha1"
 	"github.com/tidemark/tidemark/platform/app"
 	"github.com/tidemark/tidemark/platform/chain/rpc"
+	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/platform/kit"
 	"github.com/tidemark/tidemark/platform/mesh"
@@ -75,8 +76,11 @@ const DefaultMemoryBudget = 2 << 30
 const memoryLimitShare = 0.9
 
 // What the embedded broker keeps of each partition the services consume (kafka.Trim): their
-// history is in Postgres once consumed. The edge's topics are small and left whole.
+// history is in Postgres once consumed. The edge reads its topics from their end, so of those only
+// the newest brokerEdgeKeep records of each partition stay: live market states come every slot,
+// and kept whole they grow for as long as the stack runs.
 const (
+	brokerEdgeKeep     = 10000
 	brokerKeepBehind   = 2000
 	brokerSegmentBytes = 1 << 20
 	brokerTrimEvery    = 15 * time.Second
@@ -350,13 +354,18 @@ func Run(ctx context.Context, o Options) error {
 	return err
 }
 
-// brokerTrim is what the broker keeps of each topic the services consume: what one of its groups
-// has not stored yet.
+// brokerTrim is what the broker keeps of each topic the services consume, what one of its groups
+// has not stored yet, and of each edge topic, its newest records.
 func brokerTrim(instances []*kit.Instance) kafka.Trim {
-	t := kafka.Trim{Consumers: map[string][]string{}, KeepBehind: brokerKeepBehind, Every: brokerTrimEvery}
+	t := kafka.Trim{Consumers: map[string][]string{}, KeepBehind: brokerKeepBehind, Every: brokerTrimEvery, TailKeep: brokerEdgeKeep}
 	for _, inst := range instances {
 		for _, topic := range inst.Consumes() {
 			t.Consumers[topic] = append(t.Consumers[topic], inst.Group())
+		}
+	}
+	for _, topic := range mesh.Topics() {
+		if tp, ok := events.TopicByName(topic); ok && tp.Edge() {
+			t.Tails = append(t.Tails, topic)
 		}
 	}
 	return t
