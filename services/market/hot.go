@@ -381,7 +381,7 @@ func (h *Hot) AppendCandles(dst []byte, symbol string, res Resolution, w CandleW
 	}
 	out = s.appendWindow(dst, res, w, h.textBudget > 0)
 	s.mu.RUnlock()
-	if h.textSize.Load() > h.textBudget {
+	if h.textBudget > 0 && h.textSize.Load() > h.textBudget {
 		h.dropText()
 	}
 	return out, true
