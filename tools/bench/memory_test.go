@@ -1,7 +1,6 @@
 package bench_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -559,20 +558,12 @@ func (p *memProc) sample() memSample {
 
 // liveHeap is the process's go_gc_heap_live_bytes, 0 when it cannot be read.
 func (p *memProc) liveHeap() int64 {
-	resp, err := http.Get(p.internalURL() + "/metrics")
+	fams, err := p.metrics()
 	if err != nil {
 		return 0
 	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "go_gc_heap_live_bytes "); ok {
-			f, _ := strconv.ParseFloat(v, 64)
-			return int64(f)
-		}
-	}
-	return 0
+	live, _ := telemetry.Sum(gathered(fams), "go_gc_heap_live_bytes", nil)
+	return int64(live)
 }
 
 // between is the samples taken in [from, to].
@@ -588,7 +579,7 @@ func (p *memProc) between(from, to time.Time) memSamples {
 	return out
 }
 
-// metrics reads the process's tidemark_* metrics from its internal port.
+// metrics reads the process's metrics from its internal port.
 func (p *memProc) metrics() ([]*dto.MetricFamily, error) {
 	resp, err := http.Get(p.internalURL() + "/metrics")
 	if err != nil {
@@ -600,13 +591,7 @@ func (p *memProc) metrics() ([]*dto.MetricFamily, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s metrics: %w", p.name, err)
 	}
-	var out []*dto.MetricFamily
-	for name, f := range fams {
-		if strings.HasPrefix(name, "tidemark_") {
-			out = append(out, f)
-		}
-	}
-	return out, nil
+	return slices.Collect(maps.Values(fams)), nil
 }
 
 // waitIngested waits until the indexer is near the chain's tip and every consumer has consumed all
