@@ -296,6 +296,9 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	broker.TrimEvery(brokerTrim(instances))
+	if err := o.Registry.Register(newBrokerBytes(broker, topics)); err != nil {
+		return fmt.Errorf("broker metrics: %w", err)
+	}
 	internalURLs := map[string]string{}
 	for _, inst := range instances {
 		d, err := serve(&g, inst.Name(), inst.Run, inst.Handler(), inst.InternalMux(o.Registry), log)
