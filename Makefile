@@ -22,7 +22,7 @@ bench: deps testbed
 
 ## soak: the fault loops of tools/faults (Postgres restores and immediate stops, replicas joining, killed
 ## and leaving) for SOAK_ROUNDS rounds each instead of make test's few, and make run live for
-## SOAK_LIVE under its memory budget, no growth allowed
+## SOAK_LIVE once caught up with its backfill, under its memory budget, no growth allowed
 SOAK_ROUNDS ?= 20
 SOAK_LIVE ?= 30m
 soak: deps

@@ -77,10 +77,12 @@ const memoryLimitShare = 0.9
 
 // What the embedded broker keeps of each partition the services consume (kafka.Trim): their
 // history is in Postgres once consumed. The edge reads its topics from their end, so of those only
-// the newest brokerEdgeKeep records of each partition stay: live market states come every slot,
-// and kept whole they grow for as long as the stack runs.
+// the newest brokerEdgeKeep records of each partition stay: kept whole they grow for as long as the
+// stack runs (every fill changes a candle of each resolution, live market states come every slot).
+// The edge runs in this process and is never far behind; a reader that does fall behind the first
+// record kept skips to it, as it skips history when it starts.
 const (
-	brokerEdgeKeep     = 10000
+	brokerEdgeKeep     = 1000
 	brokerKeepBehind   = 2000
 	brokerSegmentBytes = 1 << 20
 	brokerTrimEvery    = 15 * time.Second
