@@ -21,6 +21,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/tidemark/tidemark/platform/kit/kittest"
 	"github.com/tidemark/tidemark/platform/telemetry"
 	"github.com/tidemark/tidemark/tools/devstack"
 )
@@ -69,8 +70,9 @@ func TestMakeRunStaysInItsBudget(t *testing.T) {
 	start := time.Now()
 	check := func(when string) int64 {
 		rss, heap := procStatus(t, "VmRSS"), liveHeap()
-		t.Logf("%s (%s): %s resident, live heap %s, broker %s", when, time.Since(start).Round(time.Second),
-			devstack.FormatBytes(rss), devstack.FormatBytes(heap), brokerHeld(t, registry))
+		t.Logf("%s (%s): %s resident, live heap %s, chain %.0f blocks, broker %s", when, time.Since(start).Round(time.Second),
+			devstack.FormatBytes(rss), devstack.FormatBytes(heap), kittest.Metric(t, registry, "tidemark_devstack_chain_blocks", nil),
+			brokerHeld(t, registry))
 		if rss > devstack.DefaultMemoryBudget {
 			t.Errorf("%s: %s resident, over the budget of %s", when, devstack.FormatBytes(rss), devstack.FormatBytes(devstack.DefaultMemoryBudget))
 		}

@@ -86,6 +86,7 @@ const (
 	brokerKeepBehind   = 2000
 	brokerSegmentBytes = 1 << 20
 	brokerTrimEvery    = 15 * time.Second
+	chainPruneEvery    = time.Minute
 )
 
 func (o *Options) defaults() {
@@ -265,6 +266,12 @@ func Run(ctx context.Context, o Options) error {
 	g.Add("chain", func(ctx context.Context) error {
 		return app.ServeListener(ctx, chainLn, chain.Handler(), 5*time.Second, log)
 	})
+	g.Add("chain pruner", func(ctx context.Context) error {
+		return pruneChain(ctx, pool, chain, chainPruneEvery, log.With("component", "chain"))
+	})
+	if err := o.Registry.Register(newChainBlocks(chain)); err != nil {
+		return fmt.Errorf("chain metrics: %w", err)
+	}
 	w := wiring{exports: &authority.Exports{Jobs: exports.jobs, Files: exports.store}, indexer: devIndexer(chainURL, o)}
 	for _, svc := range services(w) {
 		inst, err := kit.Start(ctx, svc, rt, kit.Settings{})

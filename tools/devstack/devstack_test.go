@@ -229,6 +229,26 @@ func TestMakeRunServesTheMesh(t *testing.T) {
 	liveChannelsThroughRouter(t, base, time.Now().Add(time.Minute), edgePath(registry))
 	exportEveryFileType(t, <-stack, base, firstTaker, first)
 	notificationsThroughTheEdge(t, base, firstTaker, first, time.Now().Add(time.Minute))
+	chainPruned(t, registry, time.Now().Add(2*time.Minute))
+}
+
+// chainPruned waits until the simulated chain has let go of the blocks the indexer read: it keeps
+// an hour of them behind the indexer's checkpoint, not the day of backfill.
+func chainPruned(t *testing.T, registry *prometheus.Registry, deadline time.Time) {
+	t.Helper()
+	keep := float64(time.Hour / sim.SlotInterval)
+	var first, tip float64
+	for {
+		first = kittest.Metric(t, registry, "tidemark_devstack_chain_first_slot", nil)
+		tip = kittest.Metric(t, registry, "tidemark_indexer_tip_slot", nil)
+		if first > 0 && tip-first <= 2*keep {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the chain keeps its blocks from slot %.0f, %.0f slots behind the tip; an hour is %.0f", first, tip-first, keep)
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 // edgePath says where the messages of the WebSocket edge stand on their way, from the stack's

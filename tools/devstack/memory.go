@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tidemark/tidemark/platform/kafka"
+	"github.com/tidemark/tidemark/tools/simchain"
 )
 
 // ParseBytes reads a size as the -memory flag takes it: bytes, or a number with KiB, MiB or GiB.
@@ -66,4 +67,25 @@ func (b *brokerBytes) Collect(ch chan<- prometheus.Metric) {
 	for _, t := range b.topics {
 		ch <- prometheus.MustNewConstMetric(b.desc, prometheus.GaugeValue, float64(b.broker.Bytes(t)), t)
 	}
+}
+
+// chainBlocks gauges the simulated chain: how many blocks it holds and the oldest one's slot, which
+// the pruner moves (pruneChain).
+type chainBlocks struct {
+	chain        *simchain.Chain
+	blocks, slot *prometheus.Desc
+}
+
+func newChainBlocks(chain *simchain.Chain) *chainBlocks {
+	return &chainBlocks{chain: chain,
+		blocks: prometheus.NewDesc("tidemark_devstack_chain_blocks", "Blocks the dev stack's simulated chain holds.", nil, nil),
+		slot:   prometheus.NewDesc("tidemark_devstack_chain_first_slot", "The slot of the oldest block the simulated chain holds.", nil, nil)}
+}
+
+func (c *chainBlocks) Describe(ch chan<- *prometheus.Desc) { ch <- c.blocks; ch <- c.slot }
+
+func (c *chainBlocks) Collect(ch chan<- prometheus.Metric) {
+	n, first := c.chain.Kept()
+	ch <- prometheus.MustNewConstMetric(c.blocks, prometheus.GaugeValue, float64(n))
+	ch <- prometheus.MustNewConstMetric(c.slot, prometheus.GaugeValue, float64(first))
 }

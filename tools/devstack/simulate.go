@@ -90,11 +90,8 @@ func reportIndexed(ctx context.Context, pool *pgxpool.Pool, chain *simchain.Chai
 			return
 		case <-t.C:
 		}
-		var slot int64
-		if err := pool.QueryRow(ctx, `SELECT slot FROM indexer.checkpoint`).Scan(&slot); err != nil {
-			if !errors.Is(err, pgx.ErrNoRows) && ctx.Err() == nil {
-				log.Warn("read the indexer's checkpoint", "err", err)
-			}
+		slot, ok := indexedSlot(ctx, pool, log)
+		if !ok {
 			continue
 		}
 		// The backfill is on the chain once live blocks follow it: the tip is within seconds of now.
@@ -107,4 +104,42 @@ func reportIndexed(ctx context.Context, pool *pgxpool.Pool, chain *simchain.Chai
 			st.Blocks, st.Events, time.Since(start).Round(time.Second), tip, tip-min(tip, slot))
 		return
 	}
+}
+
+// chainKeep is how far behind the indexer's checkpoint the dev stack's chain keeps its blocks: the
+// indexer reads each block once, from its checkpoint on, and an hour is there for whoever reads
+// the banner's chain endpoint with getBlock.
+const chainKeep = time.Hour
+
+// pruneChain drops the chain's blocks chainKeep behind the indexer's checkpoint, every pruneEvery.
+// The chain holds its blocks in memory: kept, the backfill's would stay for as long as the stack
+// runs, and every live block after them.
+func pruneChain(ctx context.Context, pool *pgxpool.Pool, chain *simchain.Chain, every time.Duration, log *slog.Logger) error {
+	keep := int64(chainKeep / sim.SlotInterval)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		if slot, ok := indexedSlot(ctx, pool, log); ok {
+			if n := chain.PruneBefore(slot - keep); n > 0 {
+				log.Debug("chain pruned", "blocks", n, "below", slot-keep)
+			}
+		}
+	}
+}
+
+// indexedSlot is the indexer's checkpoint: every block up to it is read. ok is false before the
+// first checkpoint and when it cannot be read (logged unless ctx has ended).
+func indexedSlot(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) (slot int64, ok bool) {
+	if err := pool.QueryRow(ctx, `SELECT slot FROM indexer.checkpoint`).Scan(&slot); err != nil {
+		if !errors.Is(err, pgx.ErrNoRows) && ctx.Err() == nil {
+			log.Warn("read the indexer's checkpoint", "err", err)
+		}
+		return 0, false
+	}
+	return slot, true
 }

@@ -33,7 +33,7 @@ type Config struct {
 	FailedEvery, OtherEvery, ProxyEvery, TruncatedEvery int
 	// RetainBlocks is how many of the newest blocks the chain keeps; older ones are pruned, as a
 	// node without long-term storage prunes its ledger (getBlock answers -32001 below the first
-	// available block). 0 keeps every block, which the dev stack can afford: TestMemoryPerEvent
+	// available block). 0 keeps every block until PruneBefore drops them: TestMemoryPerEvent
 	// measures what a block costs per event.
 	RetainBlocks int
 }
@@ -435,8 +435,26 @@ func (x *pendingTx) seal() tx {
 
 // prune drops the oldest blocks beyond RetainBlocks.
 func (c *Chain) prune() {
-	n := len(c.blocks) - c.cfg.RetainBlocks
-	if c.cfg.RetainBlocks <= 0 || n <= 0 {
+	if n := len(c.blocks) - c.cfg.RetainBlocks; c.cfg.RetainBlocks > 0 && n > 0 {
+		c.dropOldest(n)
+	}
+}
+
+// PruneBefore drops the blocks below slot, as a node cleans up its ledger: getBlock answers
+// -32001 for them and getFirstAvailableBlock moves on. It returns how many went. A chain that
+// lives long (the dev stack's) prunes what its readers have read, since every block it keeps
+// stays in memory.
+func (c *Chain) PruneBefore(slot int64) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, _ := c.find(slot)
+	c.dropOldest(n)
+	return n
+}
+
+// dropOldest drops the n oldest blocks; heights go on counting them.
+func (c *Chain) dropOldest(n int) {
+	if n <= 0 {
 		return
 	}
 	clear(c.blocks[:n])
@@ -489,6 +507,16 @@ func (c *Chain) tip() int64 {
 		return 0
 	}
 	return c.blocks[len(c.blocks)-1].slot
+}
+
+// Kept is how many blocks the chain holds and the slot of the oldest (0 when none).
+func (c *Chain) Kept() (blocks int, first int64) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if len(c.blocks) == 0 {
+		return 0, 0
+	}
+	return len(c.blocks), c.blocks[0].slot
 }
 
 // Slots lists the slots that have a block, oldest first.

@@ -542,21 +542,62 @@ func TestServesWhileWritten(t *testing.T) {
 	}
 }
 
-// TestRetention: a chain that keeps its newest blocks answers for older ones as a pruned node
-// does, and lists only what it has.
+// TestRetention: a chain that keeps its newest blocks, or was told to prune below a slot, answers
+// for older ones as a pruned node does, and lists only what it has.
 func TestRetention(t *testing.T) {
-	w := mustWorld(t, simchain.Config{Seed: 10, RetainBlocks: 10}, 2)
-	slots := w.slots(t)
-	if len(slots) != 10 {
-		t.Fatalf("%d blocks kept", len(slots))
-	}
-	var b solBlock
-	r := w.call(t, &b, "getBlock", slots[0]-1, blockConfig)
-	if r.Error == nil || r.Error.Code != -32001 || !strings.Contains(r.Error.Message, fmt.Sprintf("First available block: %d", slots[0])) {
-		t.Fatalf("getBlock below the first available: %+v", r.Error)
-	}
-	if b := w.block(t, slots[0]); *b.BlockHeight <= 10 {
-		t.Errorf("the first kept block has height %d: heights count the pruned blocks too", *b.BlockHeight)
+	for _, tc := range []struct {
+		name string
+		cfg  simchain.Config
+		cut  func(t *testing.T, slots []int64) int64 // PruneBefore's slot; nil: no call
+	}{
+		{"newest 10", simchain.Config{Seed: 10, RetainBlocks: 10}, nil},
+		{"before a block", simchain.Config{Seed: 10}, func(t *testing.T, slots []int64) int64 { return slots[len(slots)/2] }},
+		{"between blocks", simchain.Config{Seed: 10}, func(t *testing.T, slots []int64) int64 {
+			for i := 1; i < len(slots); i++ {
+				if slots[i]-1 > slots[i-1] {
+					return slots[i] - 1
+				}
+			}
+			t.Fatal("no slot without a block")
+			return 0
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := mustWorld(t, tc.cfg, 2)
+			slots := w.slots(t)
+			if tc.cut == nil {
+				if len(slots) != 10 {
+					t.Fatalf("%d blocks kept", len(slots))
+				}
+				if h := *w.block(t, slots[0]).BlockHeight; h <= 10 {
+					t.Errorf("the first kept block has height %d: heights count the pruned blocks too", h)
+				}
+			} else {
+				cut := tc.cut(t, slots)
+				at, _ := slices.BinarySearch(slots, cut)
+				height := *w.block(t, slots[at]).BlockHeight
+				if n := w.chain.PruneBefore(cut); n != at || at == 0 {
+					t.Fatalf("PruneBefore(%d) dropped %d blocks, want %d (more than none)", cut, n, at)
+				}
+				if got := w.slots(t); !slices.Equal(got, slots[at:]) {
+					t.Fatalf("blocks after pruning: %v, want %v", got, slots[at:])
+				}
+				slots = slots[at:]
+				if h := *w.block(t, slots[0]).BlockHeight; h != height {
+					t.Errorf("the first kept block has height %d, %d before pruning", h, height)
+				}
+			}
+			var first int64
+			w.call(t, &first, "getFirstAvailableBlock")
+			if first != slots[0] {
+				t.Errorf("getFirstAvailableBlock %d, want %d", first, slots[0])
+			}
+			var b solBlock
+			r := w.call(t, &b, "getBlock", slots[0]-1, blockConfig)
+			if r.Error == nil || r.Error.Code != -32001 || !strings.Contains(r.Error.Message, fmt.Sprintf("First available block: %d", slots[0])) {
+				t.Fatalf("getBlock below the first available: %+v", r.Error)
+			}
+		})
 	}
 }
 
