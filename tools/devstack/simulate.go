@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/tidemark/tidemark/platform/app"
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kafka"
 	"github.com/tidemark/tidemark/tools/sim"
@@ -111,25 +112,18 @@ func reportIndexed(ctx context.Context, pool *pgxpool.Pool, chain *simchain.Chai
 // the banner's chain endpoint with getBlock.
 const chainKeep = time.Hour
 
-// pruneChain drops the chain's blocks chainKeep behind the indexer's checkpoint, every pruneEvery.
+// pruneChain drops, at each tick of every, the chain's blocks chainKeep behind the indexer's checkpoint.
 // The chain holds its blocks in memory: kept, the backfill's would stay for as long as the stack
 // runs, and every live block after them.
 func pruneChain(ctx context.Context, pool *pgxpool.Pool, chain *simchain.Chain, every time.Duration, log *slog.Logger) error {
 	keep := int64(chainKeep / sim.SlotInterval)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
+	return app.Every(ctx, every, func(ctx context.Context) {
 		if slot, ok := indexedSlot(ctx, pool, log); ok {
 			if n := chain.PruneBefore(slot - keep); n > 0 {
 				log.Debug("chain pruned", "blocks", n, "below", slot-keep)
 			}
 		}
-	}
+	})
 }
 
 // indexedSlot is the indexer's checkpoint: every block up to it is read. ok is false before the
