@@ -36,6 +36,7 @@ import (
 	"github.com/tidemark/tidemark/platform/telemetry"
 	amm "github.com/tidemark/tidemark/services/amm/service"
 	authority "github.com/tidemark/tidemark/services/authority/service"
+	indexerpg "github.com/tidemark/tidemark/services/indexer/postgres"
 	indexer "github.com/tidemark/tidemark/services/indexer/service"
 	market "github.com/tidemark/tidemark/services/market/service"
 	notify "github.com/tidemark/tidemark/services/notify/service"
@@ -266,9 +267,6 @@ func Run(ctx context.Context, o Options) error {
 	g.Add("chain", func(ctx context.Context) error {
 		return app.ServeListener(ctx, chainLn, chain.Handler(), 5*time.Second, log)
 	})
-	g.Add("chain pruner", func(ctx context.Context) error {
-		return pruneChain(ctx, pool, chain, chainPruneEvery, log.With("component", "chain"))
-	})
 	if err := o.Registry.Register(newChainBlocks(chain)); err != nil {
 		return fmt.Errorf("chain metrics: %w", err)
 	}
@@ -288,6 +286,16 @@ func Run(ctx context.Context, o Options) error {
 			}
 		}
 	}
+	// The indexer's checkpoint says which of the chain's blocks are read: the banner reports the
+	// backfill's, and the pruner drops them.
+	at := slices.IndexFunc(instances, func(inst *kit.Instance) bool { return inst.Name() == indexer.Name })
+	if at < 0 {
+		return fmt.Errorf("no %s among the services: nothing reads the chain", indexer.Name)
+	}
+	checkpoints := indexerpg.NewStore(pool, instances[at].Schema())
+	g.Add("chain pruner", func(ctx context.Context) error {
+		return pruneChain(ctx, checkpoints, chain, chainPruneEvery, log.With("component", "chain"))
+	})
 	// The embedded broker starts empty on every run while Postgres keeps the offsets of the last one:
 	// those would make the consumers skip the new broker's first messages as already stored.
 	for _, inst := range instances {
@@ -350,7 +358,7 @@ func Run(ctx context.Context, o Options) error {
 		printBanner(o.Out, banner{base: base, pg: pgURL, brokers: broker.Brokers(), internal: internalURLs,
 			instances: instances, account: account, seed: o.Seed, fileTypes: sources, ws: ws,
 			budget: o.MemoryBudget, chain: chainURL, tx: tx, txAccount: txAccount})
-		go reportIndexed(ctx, pool, chain, o.Out, log)
+		go reportIndexed(ctx, checkpoints, chain, o.Out, log)
 		if o.Ready != nil {
 			o.Ready <- base
 		}

@@ -2,18 +2,15 @@ package devstack
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/tidemark/tidemark/platform/app"
 	"github.com/tidemark/tidemark/platform/events"
 	"github.com/tidemark/tidemark/platform/kafka"
+	indexerpg "github.com/tidemark/tidemark/services/indexer/postgres"
 	"github.com/tidemark/tidemark/tools/sim"
 	"github.com/tidemark/tidemark/tools/simchain"
 )
@@ -81,7 +78,7 @@ func (s statesToo) Write(ctx context.Context, msgs ...events.Message) error {
 
 // reportIndexed prints, once the indexer has read every block the backfill put on the chain, how
 // long that took and how far behind the chain's tip it is.
-func reportIndexed(ctx context.Context, pool *pgxpool.Pool, chain *simchain.Chain, out io.Writer, log *slog.Logger) {
+func reportIndexed(ctx context.Context, checkpoints *indexerpg.Store, chain *simchain.Chain, out io.Writer, log *slog.Logger) {
 	start := time.Now()
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -91,7 +88,7 @@ func reportIndexed(ctx context.Context, pool *pgxpool.Pool, chain *simchain.Chai
 			return
 		case <-t.C:
 		}
-		slot, ok := indexedSlot(ctx, pool, log)
+		slot, ok := indexedSlot(ctx, checkpoints, log)
 		if !ok {
 			continue
 		}
@@ -115,10 +112,10 @@ const chainKeep = time.Hour
 // pruneChain drops, at each tick of every, the chain's blocks chainKeep behind the indexer's checkpoint.
 // The chain holds its blocks in memory: kept, the backfill's would stay for as long as the stack
 // runs, and every live block after them.
-func pruneChain(ctx context.Context, pool *pgxpool.Pool, chain *simchain.Chain, every time.Duration, log *slog.Logger) error {
+func pruneChain(ctx context.Context, checkpoints *indexerpg.Store, chain *simchain.Chain, every time.Duration, log *slog.Logger) error {
 	keep := int64(chainKeep / sim.SlotInterval)
 	return app.Every(ctx, every, func(ctx context.Context) {
-		if slot, ok := indexedSlot(ctx, pool, log); ok {
+		if slot, ok := indexedSlot(ctx, checkpoints, log); ok {
 			if n := chain.PruneBefore(slot - keep); n > 0 {
 				log.Debug("chain pruned", "blocks", n, "below", slot-keep)
 			}
@@ -128,12 +125,10 @@ func pruneChain(ctx context.Context, pool *pgxpool.Pool, chain *simchain.Chain, 
 
 // indexedSlot is the indexer's checkpoint: every block up to it is read. ok is false before the
 // first checkpoint and when it cannot be read (logged unless ctx has ended).
-func indexedSlot(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) (slot int64, ok bool) {
-	if err := pool.QueryRow(ctx, `SELECT slot FROM indexer.checkpoint`).Scan(&slot); err != nil {
-		if !errors.Is(err, pgx.ErrNoRows) && ctx.Err() == nil {
-			log.Warn("read the indexer's checkpoint", "err", err)
-		}
-		return 0, false
+func indexedSlot(ctx context.Context, checkpoints *indexerpg.Store, log *slog.Logger) (slot int64, ok bool) {
+	s, ok, err := checkpoints.Slot(ctx)
+	if err != nil && ctx.Err() == nil {
+		log.Warn("read the indexer's checkpoint", "err", err)
 	}
-	return slot, true
+	return int64(s), ok && err == nil
 }

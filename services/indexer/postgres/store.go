@@ -33,14 +33,23 @@ func NewStore(pool *pgxpool.Pool, schema string) *Store {
 		lockKey: int64(h.Sum64())}
 }
 
-// Load reads the checkpoint; ok is false before the first.
-func (s *Store) Load(ctx context.Context) (c indexer.Checkpoint, ok bool, err error) {
-	err = s.pool.QueryRow(ctx, "SELECT slot FROM "+s.checkpoint+" WHERE id = 1").Scan(&c.Slot)
+// Slot reads the checkpoint's slot alone: every block up to it is indexed. ok is false before the
+// first checkpoint.
+func (s *Store) Slot(ctx context.Context) (slot uint64, ok bool, err error) {
+	err = s.pool.QueryRow(ctx, "SELECT slot FROM "+s.checkpoint+" WHERE id = 1").Scan(&slot)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return indexer.Checkpoint{}, false, nil
+		return 0, false, nil
 	}
 	if err != nil {
-		return indexer.Checkpoint{}, false, fmt.Errorf("read the checkpoint: %w", err)
+		return 0, false, fmt.Errorf("read the checkpoint: %w", err)
+	}
+	return slot, true, nil
+}
+
+// Load reads the checkpoint; ok is false before the first.
+func (s *Store) Load(ctx context.Context) (c indexer.Checkpoint, ok bool, err error) {
+	if c.Slot, ok, err = s.Slot(ctx); err != nil || !ok {
+		return indexer.Checkpoint{}, false, err
 	}
 	rows, err := s.pool.Query(ctx, "SELECT market_type, market_index, last_id FROM "+s.fillIDs)
 	if err != nil {

@@ -77,10 +77,13 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// Name is the indexer's name in the mesh, and its schema's.
+const Name = "indexer"
+
 // Service declares the indexer with cfg.
 func Service(cfg Config) kit.Service {
 	return kit.Configure(kit.Service{
-		Name:       "indexer",
+		Name:       Name,
 		Migrations: migrations.FS,
 		Produces:   Topics,
 	}, cfg, func(d kit.Deps, cfg Config) (kit.Parts, error) {
